@@ -1,0 +1,33 @@
+// swift-tools-version: 6.2
+
+import PackageDescription
+
+let package = Package(
+    name: "ReactiveSQLiteBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "ReactiveSQLite", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "DifferencesBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Differences", package: "ReactiveSQLite"),
+            ],
+            path: "Benchmarks/DifferencesBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "DatabaseRegionsBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "DatabaseRegions", package: "ReactiveSQLite"),
+            ],
+            path: "Benchmarks/DatabaseRegionsBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

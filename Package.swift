@@ -1,0 +1,20 @@
+// swift-tools-version: 6.2
+
+import PackageDescription
+
+let package = Package(
+    name: "ReactiveSQLite",
+    products: [
+        .library(name: "Differences", targets: ["Differences"]),
+        .library(name: "DatabaseRegions", targets: ["DatabaseRegions"]),
+    ],
+    targets: [
+        // Core: pure Swift standard library, no Foundation.
+        .target(name: "Differences", path: "Sources/Differences"),
+        .target(name: "DatabaseRegions", path: "Sources/DatabaseRegions"),
+
+        .testTarget(name: "DifferencesTests", dependencies: ["Differences"]),
+        .testTarget(name: "DatabaseRegionsTests", dependencies: ["DatabaseRegions"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
