@@ -111,6 +111,16 @@ func setDifferenceCounts(_ difference: SetDifference<Item>, common: Int) -> Merg
         common: common, updated: difference.updated.count)
 }
 
+/// A scanner that lives across the iterations of its benchmark.
+///
+/// `@unchecked Sendable`: package-benchmark runs the iterations of one
+/// benchmark one after the other, on one thread; nothing else touches it.
+final class LiveScanner: @unchecked Sendable {
+    var scanner: SetDifferenceScanner<Item, Int>
+    var toNew = true
+    init(_ scanner: SetDifferenceScanner<Item, Int>) { self.scanner = scanner }
+}
+
 let benchmarks: @Sendable () -> Void = {
     for count in sizes {
         let inputs = SortedInputs(count: count)
@@ -157,11 +167,18 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
 
+        // A live scanner, as an observation keeps one: each iteration diffs
+        // to the other version (old -> new, then new -> old, ...).
+        let reversed = MergeCounts(
+            left: expected.right, right: expected.left, common: expected.common, updated: expected.updated)
+        let live = LiveScanner(SetDifferenceScanner(initialElements: inputs.old))
         Benchmark("SetDifferenceScanner n=\(count)", configuration: configuration(count)) { benchmark in
             for _ in benchmark.scaledIterations {
-                var scanner = SetDifferenceScanner(initialElements: inputs.old)
-                let difference = scanner.diff(to: inputs.new)
-                check(setDifferenceCounts(difference, common: expected.common), expected, "SetDifferenceScanner")
+                let difference = live.scanner.diff(to: live.toNew ? inputs.new : inputs.old)
+                check(
+                    setDifferenceCounts(difference, common: expected.common), live.toNew ? expected : reversed,
+                    "SetDifferenceScanner")
+                live.toNew.toggle()
                 blackHole(difference)
             }
         }

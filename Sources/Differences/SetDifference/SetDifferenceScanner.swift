@@ -21,6 +21,9 @@
 /// that did not change are not reported, and the scanner keeps their old
 /// instance. A deletion reports the element as the scanner kept it.
 ///
+/// Memory: besides the last snapshot, a scanner keeps the emptied storage of
+/// the one before, so that successive diffs reuse it instead of allocating.
+///
 /// - Precondition: Every snapshot, including `initialElements`, is sorted by
 ///   strictly increasing id. Debug builds check it and stop on an assertion
 ///   naming the side (left is the kept snapshot, right the new one) and the
@@ -28,8 +31,32 @@
 ///   unspecified difference, but never traps.
 public struct SetDifferenceScanner<Element, ID: Comparable> {
     @usableFromInline var snapshot: [Element]
-    @usableFromInline let identification: _SetDifferenceIdentification<Element, ID>
+    /// The storage of the snapshot before last, emptied but with its
+    /// capacity kept: the next diff writes its snapshot there instead of
+    /// allocating (and page-faulting) a new buffer each time.
+    @usableFromInline var spareStorage: [Element] = []
+    @usableFromInline let id: (Element) -> ID
+    @usableFromInline let isUpdated: (Element, Element) -> Bool
     @usableFromInline let updateElement: ((Element, Element) -> Element)?
+    /// True when `id` and `isUpdated` are `Identifiable.id` and `!=`: the
+    /// `Identifiable & Equatable` overload of `diff(to:)` then reads them
+    /// statically, without calling the closures.
+    @usableFromInline let isIdentifiableAndEquatable: Bool
+
+    @inlinable
+    init(
+        initialElements: [Element],
+        id: @escaping (Element) -> ID,
+        isUpdated: @escaping (Element, Element) -> Bool,
+        updateElement: ((Element, Element) -> Element)?,
+        isIdentifiableAndEquatable: Bool
+    ) {
+        self.snapshot = initialElements
+        self.id = id
+        self.isUpdated = isUpdated
+        self.updateElement = updateElement
+        self.isIdentifiableAndEquatable = isIdentifiableAndEquatable
+    }
 
     /// Creates a scanner of elements identified and compared by closures.
     ///
@@ -55,9 +82,9 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
         isUpdated: @escaping (_ old: Element, _ new: Element) -> Bool,
         updateElement: ((_ old: Element, _ new: Element) -> Element)? = nil
     ) {
-        self.snapshot = initialElements
-        self.identification = .closures(id: id, isUpdated: isUpdated)
-        self.updateElement = updateElement
+        self.init(
+            initialElements: initialElements, id: id, isUpdated: isUpdated,
+            updateElement: updateElement, isIdentifiableAndEquatable: false)
     }
 
     /// The snapshot the next diff starts from, sorted by id.
@@ -78,8 +105,19 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
     ///   comparisons, one "is updated" test per common id.
     @inlinable
     public mutating func diff(to newElements: [Element]) -> SetDifference<Element> {
+        diff(to: newElements, identification: _ClosureSetIdentification(id: id, isUpdated: isUpdated))
+    }
+
+    /// The one implementation of `diff(to:)`, generic over how elements are
+    /// identified and compared.
+    @inlinable
+    mutating func diff<Identification: _SetIdentification>(
+        to newElements: [Element],
+        identification: Identification
+    ) -> SetDifference<Element> where Identification.Left == Element, Identification.ID == ID {
         var difference = SetDifference<Element>()
         var nextSnapshot: [Element] = []
+        swap(&nextSnapshot, &spareStorage)
         nextSnapshot.reserveCapacity(newElements.count)
         var merge = _SortedMerge(
             left: snapshot.makeIterator(),
@@ -102,7 +140,9 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
                 }
             }
         }
-        snapshot = nextSnapshot
+        swap(&snapshot, &nextSnapshot)
+        nextSnapshot.removeAll(keepingCapacity: true)
+        spareStorage = nextSnapshot
         return difference
     }
 }
@@ -123,54 +163,59 @@ extension SetDifferenceScanner where Element: Identifiable & Equatable, Element.
         initialElements: [Element] = [],
         updateElement: ((_ old: Element, _ new: Element) -> Element)? = nil
     ) {
-        self.snapshot = initialElements
-        self.identification = .identifiableAndEquatable
-        self.updateElement = updateElement
+        self.init(
+            initialElements: initialElements, id: { $0.id }, isUpdated: { $0 != $1 },
+            updateElement: updateElement, isIdentifiableAndEquatable: true)
+    }
+
+    /// Returns the difference from the kept snapshot to `newElements`, and
+    /// keeps `newElements` for the next diff.
+    ///
+    /// The same as the general ``diff(to:)``; for a scanner made by the
+    /// `Identifiable & Equatable` initializer, ids and values are read
+    /// statically (no closure call per element).
+    ///
+    /// - Parameter newElements: The new snapshot, sorted by strictly
+    ///   increasing id.
+    /// - Returns: The inserted, updated and deleted elements, each in id order.
+    /// - Complexity: O(n + m), where n is the number of kept elements and m
+    ///   the number of new elements.
+    @inlinable
+    public mutating func diff(to newElements: [Element]) -> SetDifference<Element> {
+        if isIdentifiableAndEquatable {
+            return diff(to: newElements, identification: _IdentifiableEquatableSetIdentification())
+        }
+        return diff(to: newElements, identification: _ClosureSetIdentification(id: id, isUpdated: isUpdated))
     }
 }
 
-/// The identification chosen by a `SetDifferenceScanner` initializer.
-///
-/// The `identifiableAndEquatable` case calls no closure: its casts are
-/// between types that the initializer proved equal or conforming, and the
-/// optimizer removes them once the code is specialized.
+/// How a set difference identifies and compares elements.
 @usableFromInline
-internal enum _SetDifferenceIdentification<Element, ID: Comparable>: _SortedMergeIdentification {
-    /// `Element: Identifiable & Equatable`, `Element.ID == ID`.
-    case identifiableAndEquatable
-    case closures(id: (Element) -> ID, isUpdated: (Element, Element) -> Bool)
-
-    @inlinable @inline(__always)
-    func leftID(_ element: Element) -> ID { id(of: element) }
-
-    @inlinable @inline(__always)
-    func rightID(_ element: Element) -> ID { id(of: element) }
-
-    @inlinable @inline(__always)
-    func id(of element: Element) -> ID {
-        switch self {
-        case .identifiableAndEquatable: _identifiableID(element)
-        case .closures(let id, _): id(element)
-        }
-    }
-
-    @inlinable @inline(__always)
-    func isUpdated(_ old: Element, _ new: Element) -> Bool {
-        switch self {
-        case .identifiableAndEquatable: !_equatableEqual(old, new)
-        case .closures(_, let isUpdated): isUpdated(old, new)
-        }
-    }
+internal protocol _SetIdentification: _SortedMergeIdentification where Left == Right {
+    func isUpdated(_ old: Left, _ new: Left) -> Bool
 }
 
-/// Returns `lhs == rhs`; the caller guarantees that `T` is `Equatable`.
-@inlinable @inline(__always)
-internal func _equatableEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
-    let equatable = lhs as! any Equatable
-    return _openedEqual(equatable, rhs)
+@usableFromInline
+internal struct _IdentifiableEquatableSetIdentification<Element: Identifiable & Equatable>: _SetIdentification
+where Element.ID: Comparable {
+    @inlinable init() {}
+    @inlinable @inline(__always) func leftID(_ element: Element) -> Element.ID { element.id }
+    @inlinable @inline(__always) func rightID(_ element: Element) -> Element.ID { element.id }
+    @inlinable @inline(__always) func isUpdated(_ old: Element, _ new: Element) -> Bool { old != new }
 }
 
-@inlinable @inline(__always)
-internal func _openedEqual<T: Equatable, U>(_ lhs: T, _ rhs: U) -> Bool {
-    lhs == (rhs as! T)
+@usableFromInline
+internal struct _ClosureSetIdentification<Element, ID: Comparable>: _SetIdentification {
+    @usableFromInline let id: (Element) -> ID
+    @usableFromInline let isUpdatedClosure: (Element, Element) -> Bool
+
+    @inlinable
+    init(id: @escaping (Element) -> ID, isUpdated: @escaping (Element, Element) -> Bool) {
+        self.id = id
+        self.isUpdatedClosure = isUpdated
+    }
+
+    @inlinable @inline(__always) func leftID(_ element: Element) -> ID { id(element) }
+    @inlinable @inline(__always) func rightID(_ element: Element) -> ID { id(element) }
+    @inlinable @inline(__always) func isUpdated(_ old: Element, _ new: Element) -> Bool { isUpdatedClosure(old, new) }
 }

@@ -92,7 +92,10 @@ where
     /// - Complexity: O(1). Iteration is O(n + m).
     @inlinable
     public init(left: LeftSequence, right: RightSequence) {
-        self.init(left: left, right: right, identification: .identifiable)
+        // Closure literals, created here and iterated by the same caller:
+        // once specialized, the optimizer inlines them (no indirect call per
+        // element, unlike the general initializer's closures).
+        self.init(left: left, right: right, identification: .closures(left: { $0.id }, right: { $0.id }))
     }
 }
 
@@ -154,16 +157,13 @@ extension SortedDifference: Sequence {
 
 /// The identification chosen by a `SortedDifference` initializer.
 ///
-/// The `elements` and `identifiable` cases read ids without calling a
-/// closure: the casts below are between types that the chosen initializer
-/// proved equal (or conforming), and the optimizer removes them once the code
-/// is specialized.
+/// The `elements` case reads ids without calling a closure: the cast below is
+/// between types that the chosen initializer proved equal, and the optimizer
+/// removes it once the code is specialized.
 @usableFromInline
 internal enum _SortedDifferenceIdentification<Left, Right, ID: Comparable>: _SortedMergeIdentification {
     /// `Left == Right == ID`.
     case elements
-    /// `Left: Identifiable`, `Right: Identifiable`, `Left.ID == Right.ID == ID`.
-    case identifiable
     /// Ids given by closures.
     case closures(left: (Left) -> ID, right: (Right) -> ID)
 
@@ -171,7 +171,6 @@ internal enum _SortedDifferenceIdentification<Left, Right, ID: Comparable>: _Sor
     func leftID(_ element: Left) -> ID {
         switch self {
         case .elements: _identity(element)
-        case .identifiable: _identifiableID(element)
         case .closures(let leftID, _): leftID(element)
         }
     }
@@ -180,7 +179,6 @@ internal enum _SortedDifferenceIdentification<Left, Right, ID: Comparable>: _Sor
     func rightID(_ element: Right) -> ID {
         switch self {
         case .elements: _identity(element)
-        case .identifiable: _identifiableID(element)
         case .closures(_, let rightID): rightID(element)
         }
     }
@@ -190,19 +188,4 @@ internal enum _SortedDifferenceIdentification<Left, Right, ID: Comparable>: _Sor
 @inlinable @inline(__always)
 internal func _identity<T, ID>(_ value: T) -> ID {
     value as! ID
-}
-
-/// Returns the `Identifiable.id` of `value`; the caller guarantees that `T`
-/// is `Identifiable` with `T.ID == ID`.
-@inlinable @inline(__always)
-internal func _identifiableID<T, ID>(_ value: T) -> ID {
-    // Casting the metatype, not the value: nothing is boxed, and once `T` is
-    // a concrete type the optimizer resolves the conformance statically.
-    let identifiableType = T.self as! any Identifiable.Type
-    return _openedIdentifiableID(value, as: identifiableType)
-}
-
-@inlinable @inline(__always)
-internal func _openedIdentifiableID<T, I: Identifiable, ID>(_ value: T, as type: I.Type) -> ID {
-    (value as! I).id as! ID
 }

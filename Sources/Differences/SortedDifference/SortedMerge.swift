@@ -65,8 +65,8 @@ internal struct _SortedMerge<
     @usableFromInline var pendingLeft: (element: Left, id: ID)?
     /// The right element read but not consumed yet, in `readLeft`.
     @usableFromInline var pendingRight: (element: Right, id: ID)?
-    /// Debug builds only: the id of the last consumed element, that the
-    /// next element read must follow.
+    /// Debug builds only (`DEBUG` is defined): the id of the last consumed
+    /// element, that the next element read must follow.
     @usableFromInline var lastID: ID?
 
     @inlinable
@@ -176,11 +176,11 @@ internal struct _SortedMerge<
                 phase = .finished
                 return nil
             }
-            if _isDebugAssertConfiguration() {
-                let leftID = identification.leftID(left)
-                checkOrder(leftID, side: "left")
-                remember(leftID)
-            }
+            #if DEBUG
+            let leftID = identification.leftID(left)
+            checkOrder(leftID, side: "left")
+            remember(leftID)
+            #endif
             return .left(left)
 
         case .drainRight:
@@ -197,27 +197,31 @@ internal struct _SortedMerge<
             phase = .finished
             return nil
         }
-        if _isDebugAssertConfiguration() {
-            let rightID = identification.rightID(right)
-            if checking { checkOrder(rightID, side: "right") }
-            remember(rightID)
-        }
+        #if DEBUG
+        let rightID = identification.rightID(right)
+        if checking { checkOrder(rightID, side: "right") }
+        remember(rightID)
+        #endif
         return .right(right)
     }
 
     /// Debug builds: remembers the id of the element just consumed.
     @inlinable @inline(__always)
     mutating func remember(_ id: ID) {
-        if _isDebugAssertConfiguration() { lastID = id }
+        #if DEBUG
+        lastID = id
+        #endif
     }
 
     /// Debug builds: checks that `id`, just read on `side`, follows the last
     /// consumed id.
     @inlinable @inline(__always)
     func checkOrder(_ id: ID, side: StaticString) {
-        if _isDebugAssertConfiguration(), let lastID {
+        #if DEBUG
+        if let lastID {
             _checkIncreasing(lastID, id, side: side)
         }
+        #endif
     }
 }
 
