@@ -13,6 +13,9 @@ let package = Package(
         .target(name: "Differences", path: "Sources/Differences"),
         .target(name: "DatabaseRegions", path: "Sources/DatabaseRegions"),
 
+        // The main job until sqlite-watch exists: a tour of the algorithms.
+        .executableTarget(name: "differences-demo", dependencies: ["Differences"], path: "Examples/DifferencesDemo"),
+
         .testTarget(name: "DifferencesTests", dependencies: ["Differences"]),
         .testTarget(name: "DatabaseRegionsTests", dependencies: ["DatabaseRegions"]),
     ],
