@@ -83,6 +83,37 @@ func baselineStructMerge(_ left: [Item], _ right: [Item]) -> MergeCounts {
     return counts
 }
 
+/// `SortedDifference` over `[Int]`, counting as `baselineMerge` does.
+@inline(never)
+func sortedDifferenceCounts(_ left: [Int], _ right: [Int]) -> MergeCounts {
+    var counts = MergeCounts()
+    for change in SortedDifference(left: left, right: right) {
+        switch change {
+        case .left: counts.left += 1
+        case .right: counts.right += 1
+        case .common: counts.common += 1
+        }
+    }
+    return counts
+}
+
+/// `SortedDifference` over identifiable structs, counting as
+/// `baselineStructMerge` does.
+@inline(never)
+func sortedDifferenceCounts(_ left: [Item], _ right: [Item]) -> MergeCounts {
+    var counts = MergeCounts()
+    for change in SortedDifference(left: left, right: right) {
+        switch change {
+        case .left: counts.left += 1
+        case .right: counts.right += 1
+        case .common(let old, let new):
+            counts.common += 1
+            if old != new { counts.updated += 1 }
+        }
+    }
+    return counts
+}
+
 /// A Dictionary-keyed set difference.
 @inline(never)
 func dictionaryDiff(_ old: [Item], _ new: [Item]) -> SetDifference<Item> {
@@ -129,14 +160,7 @@ let benchmarks: @Sendable () -> Void = {
 
         Benchmark("SortedDifference.Int n=\(count)", configuration: configuration(count)) { benchmark in
             for _ in benchmark.scaledIterations {
-                var counts = MergeCounts()
-                for change in SortedDifference(left: inputs.oldIDs, right: inputs.newIDs) {
-                    switch change {
-                    case .left: counts.left += 1
-                    case .right: counts.right += 1
-                    case .common: counts.common += 1
-                    }
-                }
+                let counts = sortedDifferenceCounts(inputs.oldIDs, inputs.newIDs)
                 check(counts, expectedIDs, "SortedDifference")
                 blackHole(counts)
             }
@@ -144,16 +168,7 @@ let benchmarks: @Sendable () -> Void = {
 
         Benchmark("SortedDifference.Identifiable n=\(count)", configuration: configuration(count)) { benchmark in
             for _ in benchmark.scaledIterations {
-                var counts = MergeCounts()
-                for change in SortedDifference(left: inputs.old, right: inputs.new) {
-                    switch change {
-                    case .left: counts.left += 1
-                    case .right: counts.right += 1
-                    case .common(let old, let new):
-                        counts.common += 1
-                        if old != new { counts.updated += 1 }
-                    }
-                }
+                let counts = sortedDifferenceCounts(inputs.old, inputs.new)
                 check(counts, expected, "SortedDifference.Identifiable")
                 blackHole(counts)
             }
