@@ -1,0 +1,149 @@
+/// An index of regions by key, that tells which keys an event concerns in a
+/// time that depends on the answer, not on the number of registered regions.
+///
+/// Register a region for each observer, then ask, for each change, which
+/// observers it concerns:
+///
+/// ```swift
+/// var index = DatabaseRegionIndex<String>()
+/// index.insert(DatabaseRegion(table: "player", columns: ["score"]), for: "scores")
+/// index.insert(DatabaseRegion(table: "player", rowIDs: [42]), for: "player 42")
+/// index.insert(DatabaseRegion(table: "team"), for: "teams")
+///
+/// let event = DatabaseEvent(kind: .update(tableName: "player", columnNames: ["name"]), rowID: 42)
+/// index.keys(impactedBy: event) // ["player 42"]
+/// ```
+///
+/// The answers are exactly those of a loop that asks every registered region
+/// `isModified(by:)` or `isModified(byEventsOfKind:)`, each key once. But
+/// instead of asking every region, the index keeps, for each table, the keys
+/// watching all of it, the keys watching each column, and the keys watching
+/// each row, so that an event only visits the keys it may concern.
+///
+/// `DatabaseRegionIndex` is a value type, `Sendable` when its keys are.
+public struct DatabaseRegionIndex<Key: Hashable> {
+    // The generic part of the index is inlinable, so that it is specialized
+    // for the key type in the module that uses the index; the rest lives in
+    // the non-generic `DatabaseRegionIndexStorage`.
+
+    /// The slot of each key in `storage`.
+    @usableFromInline var slotsByKey: [Key: Int32]
+
+    /// The key of each slot; `nil` for vacant slots.
+    @usableFromInline var keysBySlot: [Key?]
+
+    /// The regions, by slot.
+    @usableFromInline var storage: DatabaseRegionIndexStorage
+
+    /// Creates an empty index.
+    ///
+    /// - Complexity: O(1).
+    @inlinable
+    public init() {
+        slotsByKey = [:]
+        keysBySlot = []
+        storage = DatabaseRegionIndexStorage()
+    }
+
+    /// The number of registered keys, including keys registered with an
+    /// empty region.
+    ///
+    /// - Complexity: O(1).
+    @inlinable
+    public var count: Int { slotsByKey.count }
+
+    /// Registers the region of a key, replacing the key's previous region if any.
+    ///
+    /// A key registered with the empty region counts in `count` but no event
+    /// concerns it. Inserting the region a key already has does nothing.
+    ///
+    /// - Parameters:
+    ///   - region: The region the key depends on.
+    ///   - key: The key, for example an observer's identifier.
+    /// - Complexity: O(n + m), where n is the size of `region` and m the size
+    ///   of the key's previous region (tables, columns and rowids); plus
+    ///   O(c log c) for the c columns of `region` that no key watched before.
+    @inlinable
+    public mutating func insert(_ region: DatabaseRegion, for key: Key) {
+        if let slot = slotsByKey[key] {
+            if storage.region(atSlot: slot) == region { return }
+            _ = storage.remove(slot: slot)
+            keysBySlot[Int(slot)] = nil
+        }
+        let slot = storage.insert(region)
+        if Int(slot) == keysBySlot.count {
+            keysBySlot.append(key)
+        } else {
+            keysBySlot[Int(slot)] = key
+        }
+        slotsByKey[key] = slot
+    }
+
+    /// Unregisters a key.
+    ///
+    /// - Parameter key: The key to remove.
+    /// - Returns: The region the key was registered with, or `nil` if the key
+    ///   was not registered.
+    /// - Complexity: O(n), where n is the size of the key's region (tables,
+    ///   columns and rowids).
+    @inlinable @discardableResult
+    public mutating func remove(_ key: Key) -> DatabaseRegion? {
+        guard let slot = slotsByKey.removeValue(forKey: key) else { return nil }
+        keysBySlot[Int(slot)] = nil
+        return storage.remove(slot: slot)
+    }
+
+    /// The keys whose region the event modifies, each once.
+    ///
+    /// The answer holds the same keys as
+    /// `regions.filter { $0.value.isModified(by: event) }.map(\.key)`. Their
+    /// order is unspecified but deterministic: it depends only on the
+    /// sequence of insertions and removals that built the index.
+    ///
+    /// - Parameter event: A change of one row.
+    /// - Returns: The keys the event concerns.
+    /// - Complexity: O(1 + m + u + d), whatever the number of registered
+    ///   regions, where m is the number of keys returned, u the number of
+    ///   updated columns of an update, and d the keys examined and not
+    ///   returned or met twice: for an update, one per further updated column
+    ///   that a returned key restricted to columns watches, and one per key
+    ///   that watches the event's row through other columns only. An event
+    ///   without a rowid costs the same as one with a rowid. Allocates nothing
+    ///   when no key is concerned.
+    @inlinable
+    public func keys(impactedBy event: DatabaseEvent) -> [Key] {
+        keys(impactedBy: event.kind, rowID: event.rowID)
+    }
+
+    /// The keys whose region some event of this kind can modify, each once.
+    ///
+    /// The answer holds the same keys as
+    /// `regions.filter { $0.value.isModified(byEventsOfKind: kind) }.map(\.key)`,
+    /// which are also the keys that an event of this kind without rowid
+    /// concerns. Their order is unspecified but deterministic: it depends
+    /// only on the sequence of insertions and removals that built the index.
+    ///
+    /// - Parameter kind: A kind of change.
+    /// - Returns: The keys events of this kind may concern.
+    /// - Complexity: O(1 + m + u + d), whatever the number of registered
+    ///   regions, where m is the number of keys returned, u the number of
+    ///   updated columns of an update, and d, for an update, one per further
+    ///   updated column that a returned key restricted to columns watches.
+    ///   Allocates nothing when no key is concerned.
+    @inlinable
+    public func keys(impactedByEventsOfKind kind: DatabaseEventKind) -> [Key] {
+        keys(impactedBy: kind, rowID: nil)
+    }
+
+    @inlinable
+    func keys(impactedBy kind: DatabaseEventKind, rowID: Int64?) -> [Key] {
+        var keys: [Key] = []
+        storage.forEachSlot(impactedBy: kind, rowID: rowID) { slot in
+            keys.append(keysBySlot[Int(slot)]!)
+        }
+        return keys
+    }
+}
+
+// Sendable conformances of a generic type must be declared in its file.
+extension DatabaseRegionIndex: Sendable where Key: Sendable {}

@@ -1,0 +1,119 @@
+/// A table or column name that compares the way SQLite compares identifiers:
+/// ASCII letters without regard to case, every other byte exactly.
+///
+/// `"Player"`, `"player"` and `"PLAYER"` are one name; `"é"` and `"É"` are two,
+/// as they are for SQLite. The original spelling is kept in `rawValue`;
+/// `lowercased` gives the form `DatabaseRegion.description` shows.
+///
+/// Hashing and comparing read the UTF-8 bytes in place: wrapping a `String`
+/// to look it up in a dictionary allocates nothing.
+struct CaseInsensitiveName: Sendable {
+    /// The name as it was spelled when it was created.
+    let rawValue: String
+
+    init(_ rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// The name with ASCII letters lowercased, other bytes unchanged.
+    ///
+    /// - Complexity: O(n), where n is the length of the name in UTF-8 bytes.
+    var lowercased: String {
+        String(decoding: rawValue.utf8.lazy.map(Self.foldCase), as: UTF8.self)
+    }
+
+    /// The first eight case-folded UTF-8 bytes, zero-padded, and the length
+    /// in UTF-8 bytes: a quick first test of equality, and the whole test for
+    /// names of no more than eight bytes.
+    ///
+    /// - Complexity: O(1).
+    var signature: (prefix: UInt64, count: Int) {
+        Self.withUTF8Bytes(of: rawValue) { bytes in
+            var prefix: UInt64 = 0
+            for offset in 0..<Swift.min(bytes.count, 8) {
+                prefix |= UInt64(Self.foldCase(bytes[offset])) &<< UInt64(offset &* 8)
+            }
+            return (prefix, bytes.count)
+        }
+    }
+
+    /// Lowercases one ASCII uppercase letter; returns any other byte unchanged.
+    @inline(__always)
+    static func foldCase(_ byte: UInt8) -> UInt8 {
+        // Unsigned wrap-around: only 0x41 ("A") ... 0x5A ("Z") give 0 ... 25.
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+}
+
+extension CaseInsensitiveName {
+    /// Calls `body` with the UTF-8 bytes of `string`, without copying them
+    /// when the string is stored contiguously (always, for native strings).
+    @inline(__always)
+    static func withUTF8Bytes<Result>(
+        of string: String,
+        _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        if let result = string.utf8.withContiguousStorageIfAvailable(body) {
+            return result
+        }
+        var copy = string
+        return copy.withUTF8(body)
+    }
+}
+
+extension CaseInsensitiveName: Hashable {
+    /// - Complexity: O(n), where n is the length of the shorter name in UTF-8 bytes.
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        let count = lhs.rawValue.utf8.count
+        guard count == rhs.rawValue.utf8.count else { return false }
+        return withUTF8Bytes(of: lhs.rawValue) { lhsBytes in
+            withUTF8Bytes(of: rhs.rawValue) { rhsBytes in
+                for offset in 0..<count {
+                    let lhsByte = lhsBytes[offset]
+                    let rhsByte = rhsBytes[offset]
+                    if lhsByte != rhsByte, foldCase(lhsByte) != foldCase(rhsByte) {
+                        return false
+                    }
+                }
+                return true
+            }
+        }
+    }
+
+    /// Feeds the case-folded bytes to the hasher, eight at a time.
+    ///
+    /// - Complexity: O(n), where n is the length of the name in UTF-8 bytes.
+    func hash(into hasher: inout Hasher) {
+        Self.withUTF8Bytes(of: rawValue) { bytes in
+            var word: UInt64 = 0
+            var shift: UInt64 = 0
+            for byte in bytes {
+                word |= UInt64(Self.foldCase(byte)) &<< shift
+                shift &+= 8
+                if shift == 64 {
+                    hasher.combine(word)
+                    word = 0
+                    shift = 0
+                }
+            }
+            // The count tells "a" from "a\0", which pad to the same word.
+            hasher.combine(word)
+            hasher.combine(bytes.count)
+        }
+    }
+}
+
+extension CaseInsensitiveName: Comparable {
+    /// Orders names by their case-folded UTF-8 bytes, the order in which
+    /// their `lowercased` forms sort.
+    ///
+    /// - Complexity: O(n), where n is the length of the shorter name in UTF-8 bytes.
+    static func < (lhs: Self, rhs: Self) -> Bool {
+        for (lhsByte, rhsByte) in zip(lhs.rawValue.utf8, rhs.rawValue.utf8) {
+            let lhsFolded = foldCase(lhsByte)
+            let rhsFolded = foldCase(rhsByte)
+            if lhsFolded != rhsFolded { return lhsFolded < rhsFolded }
+        }
+        return lhs.rawValue.utf8.count < rhs.rawValue.utf8.count
+    }
+}
