@@ -61,8 +61,11 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     ///   - region: The region the key depends on.
     ///   - key: The key, for example an observer's identifier.
     /// - Complexity: O(n + m), where n is the size of `region` and m the size
-    ///   of the key's previous region (tables, columns and rowids); plus
-    ///   O(c log c) for the c columns of `region` that no key watched before.
+    ///   of the key's previous region, the size of a region being the sum,
+    ///   over its tables, of (1 + columns + rowids × (1 + columns)): a key
+    ///   restricted to rowids and columns is indexed by (rowid, column) pair;
+    ///   plus O(c log c) for the c columns of `region` that no key watched
+    ///   before.
     @inlinable
     public mutating func insert(_ region: DatabaseRegion, for key: Key) {
         if let slot = slotsByKey[key] {
@@ -84,8 +87,8 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     /// - Parameter key: The key to remove.
     /// - Returns: The region the key was registered with, or `nil` if the key
     ///   was not registered.
-    /// - Complexity: O(n), where n is the size of the key's region (tables,
-    ///   columns and rowids).
+    /// - Complexity: O(n), where n is the size of the key's region (see
+    ///   `insert(_:for:)`).
     @inlinable @discardableResult
     public mutating func remove(_ key: Key) -> DatabaseRegion? {
         guard let slot = slotsByKey.removeValue(forKey: key) else { return nil }
@@ -102,14 +105,15 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     ///
     /// - Parameter event: A change of one row.
     /// - Returns: The keys the event concerns.
-    /// - Complexity: O(1 + m + u + d), whatever the number of registered
-    ///   regions, where m is the number of keys returned, u the number of
-    ///   updated columns of an update, and d the keys examined and not
-    ///   returned or met twice: for an update, one per further updated column
-    ///   that a returned key restricted to columns watches, and one per key
-    ///   that watches the event's row through other columns only. An event
-    ///   without a rowid costs the same as one with a rowid. Allocates nothing
-    ///   when no key is concerned.
+    /// - Complexity: O(1 + u + Σ over the updated columns of the keys that
+    ///   match through that column) ≤ O(1 + u + m × u), whatever the
+    ///   number of registered regions, where m is the number of keys returned
+    ///   and u the number of updated columns of an update (0 for an insertion
+    ///   or a deletion, which costs O(1 + m)). A key that watches several of
+    ///   the updated columns may be examined once per such column but is
+    ///   returned once; keys that watch the event's row through other
+    ///   columns only are not examined. An event without a rowid costs the
+    ///   same as one with a rowid. Allocates nothing when no key is concerned.
     @inlinable
     public func keys(impactedBy event: DatabaseEvent) -> [Key] {
         keys(impactedBy: event.kind, rowID: event.rowID)
@@ -125,14 +129,25 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     ///
     /// - Parameter kind: A kind of change.
     /// - Returns: The keys events of this kind may concern.
-    /// - Complexity: O(1 + m + u + d), whatever the number of registered
-    ///   regions, where m is the number of keys returned, u the number of
-    ///   updated columns of an update, and d, for an update, one per further
-    ///   updated column that a returned key restricted to columns watches.
-    ///   Allocates nothing when no key is concerned.
+    /// - Complexity: O(1 + u + Σ over the updated columns of the keys that
+    ///   match through that column) ≤ O(1 + u + m × u), whatever the
+    ///   number of registered regions, where m is the number of keys returned
+    ///   and u the number of updated columns of an update (0 for an insertion
+    ///   or a deletion, which costs O(1 + m)). A key that watches several of
+    ///   the updated columns may be examined once per such column but is
+    ///   returned once. Allocates nothing when no key is concerned.
     @inlinable
     public func keys(impactedByEventsOfKind kind: DatabaseEventKind) -> [Key] {
         keys(impactedBy: kind, rowID: nil)
+    }
+
+    /// The number of index entries `keys(impactedBy:)` visits for this
+    /// event: the keys it returns plus the entries it examines and rejects.
+    /// For tests of the complexity.
+    ///
+    /// - Complexity: The same as `keys(impactedBy:)`.
+    package func visitedEntryCount(impactedBy event: DatabaseEvent) -> Int {
+        storage.visitedEntryCount(impactedBy: event.kind, rowID: event.rowID)
     }
 
     @inlinable

@@ -98,12 +98,23 @@ struct DatabaseRegionIndexStorage: Sendable {
     /// row `rowID` (`nil`: any row), modifies. Each slot comes once: first
     /// the full-database regions, then the others (see `TableBuckets`).
     ///
-    /// - Complexity: O(1 + u + v): see `TableBuckets.forEachSlot(impactedBy:rowID:_:)`.
+    /// - Complexity: O(1 + u + v): see `TableBuckets.forEachSlot(impactedBy:rowID:rejected:_:)`.
     @usableFromInline
     func forEachSlot(impactedBy kind: DatabaseEventKind, rowID: Int64?, _ body: (Int32) -> Void) {
         for slot in fullDatabaseSlots { body(slot) }
         guard let table = tables[CaseInsensitiveName(kind.tableName)] else { return }
         table.forEachSlot(impactedBy: kind, rowID: rowID, body)
+    }
+
+    /// The number of entries `forEachSlot(impactedBy:rowID:_:)` visits: the
+    /// slots it reports plus the entries it examines and rejects.
+    ///
+    /// - Complexity: The same as `forEachSlot(impactedBy:rowID:_:)`.
+    func visitedEntryCount(impactedBy kind: DatabaseEventKind, rowID: Int64?) -> Int {
+        var count = fullDatabaseSlots.count
+        guard let table = tables[CaseInsensitiveName(kind.tableName)] else { return count }
+        table.forEachSlot(impactedBy: kind, rowID: rowID, rejected: { count += 1 }) { _ in count += 1 }
+        return count
     }
 
     /// The buckets of a table, created if needed, and copied first if

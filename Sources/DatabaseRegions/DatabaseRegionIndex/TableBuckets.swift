@@ -7,11 +7,14 @@
 /// | watcher   | all columns                           | some columns                                                        |
 /// |-----------|---------------------------------------|---------------------------------------------------------------------|
 /// | all rows  | `allRows.allColumns`                  | `allRows.someColumns`; `columns[c].allRows` per column c             |
-/// | some rows | `someRows.allColumns`; `rows[r]` per rowid r | `someRows.someColumns`; `columns[c].someRows` per column c; `rows[r]` per rowid r |
+/// | some rows | `someRows.allColumns`; `rows[r].allColumns` per rowid r | `someRows.someColumns`; `columns[c].someRows` per column c; `rows[r].someColumns` per rowid r; `rowColumns[(r, c)]` per rowid r and column c |
 ///
 /// Events with a rowid look at the buckets of all rows and at `rows[rowID]`;
 /// events without one (and event kinds) at the buckets of all rows and of
-/// some rows. An update visits the buckets of the updated columns only.
+/// some rows. An update visits the buckets of the updated columns only: with
+/// a rowid, `rows[rowID].allColumns` and `rowColumns[(rowID, c)]` for each
+/// updated column c, never the watchers of the row that watch other columns
+/// only.
 /// Columns are given small numbers, in the order they are first watched, so
 /// that a watcher's columns and an update's columns are bit sets
 /// (`ColumnMask`).
@@ -47,8 +50,12 @@ final class TableBuckets: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var columns: [TableColumn] = []
 
     /// Watchers restricted to rowids, for events with a rowid: each watcher
-    /// is listed under each of its rowids.
-    @exclusivity(unchecked) private(set) var rows: [Int64: RowBucket] = [:]
+    /// is listed under each of its rowids, once.
+    @exclusivity(unchecked) private(set) var rows: [Int64: RowWatchers] = [:]
+
+    /// Watchers restricted to rowids and to some columns, for updates with a
+    /// rowid: each watcher is listed under each (rowid, column) pair it watches.
+    @exclusivity(unchecked) private(set) var rowColumns: [RowColumn: RowBucket] = [:]
 
     /// The number of watchers that watch some columns only.
     @exclusivity(unchecked) private(set) var columnRestrictedWatcherCount = 0
@@ -82,6 +89,7 @@ final class TableBuckets: @unchecked Sendable {
         copy.someRows = someRows
         copy.columns = columns
         copy.rows = rows
+        copy.rowColumns = rowColumns
         copy.columnRestrictedWatcherCount = columnRestrictedWatcherCount
         copy.columnNumbers = columnNumbers
         copy.watchers = watchers
@@ -107,7 +115,8 @@ final class TableBuckets: @unchecked Sendable {
     /// Registers the table region of the key at `slot`.
     ///
     /// - Returns: The watcher number, for `removeWatcher(_:)`.
-    /// - Complexity: O(c log c + r), where c is the number of columns and r the number of rowids.
+    /// - Complexity: O(c log c + r × (1 + c)), where c is the number of
+    ///   columns and r the number of rowids.
     func insertWatcher(slot: Int32, region: TableRegion) -> Int32 {
         var numbers: [Int32] = []
         if let columns = region.columns {
@@ -143,7 +152,7 @@ final class TableBuckets: @unchecked Sendable {
         }
         let restriction: RowRestriction = rowIDs == nil ? .allRows : .someRows
         var positions: [Int32] = []
-        positions.reserveCapacity(1 + numbers.count + (rowIDs?.count ?? 0))
+        positions.reserveCapacity(1 + numbers.count + (rowIDs?.count ?? 0) * (1 + numbers.count))
         if numbers.isEmpty {
             positions.append(withColumnBuckets(restriction) { $0.allColumns.appendEntry(nextEntry()) })
         } else {
@@ -156,8 +165,11 @@ final class TableBuckets: @unchecked Sendable {
             if let index = rows.index(forKey: rowID) {
                 positions.append(rows.values[index].appendEntry(nextEntry()))
             } else {
-                rows[rowID] = RowBucket(nextEntry())
+                rows[rowID] = RowWatchers(nextEntry())
                 positions.append(0)
+            }
+            for number in numbers {
+                positions.append(rowColumns[RowColumn(rowID: rowID, column: number)].appendEntry(nextEntry()))
             }
         }
         watchers[Int(watcherNumber)].positions = positions
@@ -166,7 +178,8 @@ final class TableBuckets: @unchecked Sendable {
 
     /// Unregisters a watcher.
     ///
-    /// - Complexity: O(c + r), where c is the number of columns and r the number of rowids of the watcher.
+    /// - Complexity: O(c + r × (1 + c)), where c is the number of columns and
+    ///   r the number of rowids of the watcher.
     func removeWatcher(_ watcherNumber: Int32) {
         let watcher = watchers[Int(watcherNumber)]
         watchers[Int(watcherNumber)] = .vacant
@@ -186,14 +199,17 @@ final class TableBuckets: @unchecked Sendable {
                 relocate(columns[Int(number)].withBucket(restriction) { $0.removeEntry(at: position) }, to: position)
             }
         }
+        let watchesAllColumns = watcher.columnNumbers.isEmpty
         for rowID in watcher.rowIDs ?? [] {
             let position = positions.next()!
             let index = rows.index(forKey: rowID)!
-            switch rows.values[index].removeEntry(at: position) {
-            case .emptied:
+            relocate(rows.values[index].removeEntry(at: position, watchesAllColumns: watchesAllColumns), to: position)
+            if rows.values[index].isEmpty {
                 rows.remove(at: index)
-            case let .removed(moved):
-                relocate(moved, to: position)
+            }
+            for number in watcher.columnNumbers {
+                let position = positions.next()!
+                relocate(rowColumns[RowColumn(rowID: rowID, column: number)].removeEntry(at: position), to: position)
             }
         }
         assert(positions.next() == nil, "Every position must be used")

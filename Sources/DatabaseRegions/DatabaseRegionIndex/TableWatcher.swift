@@ -15,8 +15,9 @@ struct TableWatcher: Sendable {
 
     /// The position of each of the watcher's entries in its bucket, in this
     /// order: the entry in `allColumns` or `someColumns`, then one entry per
-    /// column of `columnNumbers` (in that column's `TableColumn`), then one
-    /// per rowid of `rowIDs` (in `rows`). See `TableBuckets`.
+    /// column of `columnNumbers` (in that column's `TableColumn`), then, for
+    /// each rowid of `rowIDs`, one entry in `rows` followed by one per column
+    /// of `columnNumbers` in `rowColumns`. See `TableBuckets`.
     var positions: [Int32]
 
     /// A placeholder for a vacant watcher number, holding no memory.

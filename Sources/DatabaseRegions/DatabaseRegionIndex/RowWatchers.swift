@@ -1,0 +1,110 @@
+/// The watchers of one rowid of a table, split by column restriction so that
+/// an update of the row visits the watchers of all columns without the
+/// others (it finds the column-restricted watchers it concerns through
+/// `TableBuckets.rowColumns`, by updated column).
+///
+/// Every watcher of the rowid has exactly one entry here, in `allColumns` or
+/// in `someColumns`, as its `BucketEntry.watchesAllColumns` says. Positions
+/// are those of the entry in its `RowBucket`.
+struct RowWatchers: Sendable {
+    /// Watchers of all the columns of the row: every event kind on the row
+    /// concerns them.
+    private(set) var allColumns: RowBucket?
+
+    /// Watchers of some columns of the row, once each: insertions and
+    /// deletions of the row concern them.
+    private(set) var someColumns: RowBucket?
+
+    /// A superset of the columns 0 ..< 64 that the watchers of `someColumns`
+    /// watch, as the first word of a `ColumnMask`: an update of the row
+    /// looks for watchers of updated columns 0 ..< 64 only where a bit is
+    /// set. Removals leave bits set until `someColumns` empties; a stale bit
+    /// only costs a lookup that finds nothing.
+    private(set) var someColumnsFirstWord: UInt64 = 0
+
+    /// Creates the watchers of a rowid with one entry.
+    init(_ entry: BucketEntry) {
+        if entry.watchesAllColumns {
+            allColumns = RowBucket(entry)
+        } else {
+            someColumns = RowBucket(entry)
+            someColumnsFirstWord = entry.firstColumnWord
+        }
+    }
+
+    /// Whether the rowid has no watcher.
+    var isEmpty: Bool { allColumns == nil && someColumns == nil }
+
+    /// Whether some watcher of the rowid watches some columns only.
+    var hasColumnRestrictedWatchers: Bool { someColumns != nil }
+
+    /// Calls `body` with each entry, of all columns then of some columns.
+    ///
+    /// - Complexity: O(number of watchers of the rowid).
+    @inline(__always)
+    func forEach(_ body: (BucketEntry) -> Void) {
+        allColumns?.forEach(body)
+        someColumns?.forEach(body)
+    }
+
+    /// Appends an entry to the bucket its column restriction selects and
+    /// returns its position there.
+    ///
+    /// - Complexity: Amortized O(1).
+    mutating func appendEntry(_ entry: BucketEntry) -> Int32 {
+        if entry.watchesAllColumns {
+            return allColumns.appendEntry(entry)
+        } else {
+            someColumnsFirstWord |= entry.firstColumnWord
+            return someColumns.appendEntry(entry)
+        }
+    }
+
+    /// Removes the entry at `position` of the bucket of watchers of all
+    /// columns (`watchesAllColumns`) or of some columns.
+    ///
+    /// - Returns: The entry that moved to `position`, if any.
+    /// - Complexity: O(1).
+    mutating func removeEntry(at position: Int32, watchesAllColumns: Bool) -> BucketEntry? {
+        if watchesAllColumns {
+            return allColumns.removeEntry(at: position)
+        } else {
+            defer { if someColumns == nil { someColumnsFirstWord = 0 } }
+            return someColumns.removeEntry(at: position)
+        }
+    }
+}
+
+/// A (rowid, column number) pair: the key of the buckets of the
+/// column-restricted watchers of one row that watch one column.
+struct RowColumn: Hashable, Sendable {
+    var rowID: Int64
+    var column: Int32
+}
+
+extension Optional where Wrapped == RowBucket {
+    /// Appends an entry, creating the bucket if needed, and returns its position.
+    ///
+    /// - Complexity: Amortized O(1).
+    mutating func appendEntry(_ entry: BucketEntry) -> Int32 {
+        if self == nil {
+            self = RowBucket(entry)
+            return 0
+        }
+        return self!.appendEntry(entry)
+    }
+
+    /// Removes the entry at `position`, dropping the bucket if it empties.
+    ///
+    /// - Returns: The entry that moved to `position`, if any.
+    /// - Complexity: O(1).
+    mutating func removeEntry(at position: Int32) -> BucketEntry? {
+        switch self!.removeEntry(at: position) {
+        case .emptied:
+            self = nil
+            return nil
+        case let .removed(moved):
+            return moved
+        }
+    }
+}
