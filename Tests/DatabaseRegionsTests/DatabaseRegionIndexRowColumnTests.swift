@@ -7,10 +7,6 @@ import Testing
 // counts the index entries a query visits: the keys it returns plus the
 // entries it examines and rejects.
 
-private func update(_ table: String, _ columns: Set<String>, _ rowID: Int64? = nil) -> DatabaseEvent {
-    DatabaseEvent(kind: .update(tableName: table, columnNames: columns), rowID: rowID)
-}
-
 @Suite struct DatabaseRegionIndexRowColumnTests {
     /// 10 000 keys on row 7 through `name`, one on row 7 through `score`.
     private func crowdedRow() -> DatabaseRegionIndex<Int> {

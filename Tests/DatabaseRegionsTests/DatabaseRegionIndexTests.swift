@@ -1,18 +1,6 @@
 import DatabaseRegions
 import Testing
 
-private func insert(_ table: String, _ rowID: Int64? = nil) -> DatabaseEvent {
-    DatabaseEvent(kind: .insert(tableName: table), rowID: rowID)
-}
-
-private func delete(_ table: String, _ rowID: Int64? = nil) -> DatabaseEvent {
-    DatabaseEvent(kind: .delete(tableName: table), rowID: rowID)
-}
-
-private func update(_ table: String, _ columns: Set<String>, _ rowID: Int64? = nil) -> DatabaseEvent {
-    DatabaseEvent(kind: .update(tableName: table, columnNames: columns), rowID: rowID)
-}
-
 @Suite struct DatabaseRegionIndexTests {
     @Test func anEmptyIndexConcernsNobody() {
         let index = DatabaseRegionIndex<String>()

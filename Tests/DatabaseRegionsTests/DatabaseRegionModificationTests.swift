@@ -13,18 +13,6 @@ struct ModificationCase: Sendable, CustomTestStringConvertible {
     }
 }
 
-private func insert(_ table: String, _ rowID: Int64? = nil) -> DatabaseEvent {
-    DatabaseEvent(kind: .insert(tableName: table), rowID: rowID)
-}
-
-private func delete(_ table: String, _ rowID: Int64? = nil) -> DatabaseEvent {
-    DatabaseEvent(kind: .delete(tableName: table), rowID: rowID)
-}
-
-private func update(_ table: String, _ columns: Set<String>, _ rowID: Int64? = nil) -> DatabaseEvent {
-    DatabaseEvent(kind: .update(tableName: table, columnNames: columns), rowID: rowID)
-}
-
 @Suite struct DatabaseRegionModificationTests {
     static let player = DatabaseRegion(table: "player")
     static let playerNameScore = DatabaseRegion(table: "player", columns: ["Name", "score"])
