@@ -1,35 +1,3 @@
-/// How an ordered difference identifies and compares elements.
-@usableFromInline
-internal protocol _ElementIdentification {
-    associatedtype Element
-    associatedtype ID: Hashable
-
-    func id(of element: Element) -> ID
-    func isEqual(_ lhs: Element, _ rhs: Element) -> Bool
-}
-
-@usableFromInline
-internal struct _IdentifiableEquatableIdentification<Element: Identifiable & Equatable>: _ElementIdentification {
-    @inlinable init() {}
-    @inlinable func id(of element: Element) -> Element.ID { element.id }
-    @inlinable func isEqual(_ lhs: Element, _ rhs: Element) -> Bool { lhs == rhs }
-}
-
-@usableFromInline
-internal struct _ClosureIdentification<Element, ID: Hashable>: _ElementIdentification {
-    @usableFromInline let idClosure: (Element) -> ID
-    @usableFromInline let isEqualClosure: (Element, Element) -> Bool
-
-    @inlinable
-    init(id: @escaping (Element) -> ID, isEqual: @escaping (Element, Element) -> Bool) {
-        self.idClosure = id
-        self.isEqualClosure = isEqual
-    }
-
-    @inlinable func id(of element: Element) -> ID { idClosure(element) }
-    @inlinable func isEqual(_ lhs: Element, _ rhs: Element) -> Bool { isEqualClosure(lhs, rhs) }
-}
-
 extension OrderedDifference {
     /// Computes the difference: one hashing pass over each collection, then a
     /// longest increasing subsequence of the common elements' old offsets,
@@ -39,7 +7,8 @@ extension OrderedDifference {
         _from old: Old,
         to new: New,
         identification: Identification
-    ) where Old.Element == Element, New.Element == Element, Identification.Element == Element {
+    ) where Old.Element == Element, New.Element == Element, Identification.Element == Element,
+        Identification.ID: Hashable {
         let oldElements = Array(old)
         let newElements = Array(new)
 
@@ -88,7 +57,7 @@ extension OrderedDifference {
             let oldOffset = commonOldOffsets[index]
             let newOffset = commonNewOffsets[index]
             let moved = !stays[index]
-            let updated = !identification.isEqual(oldElements[oldOffset], newElements[newOffset])
+            let updated = identification.isUpdated(oldElements[oldOffset], newElements[newOffset])
             if moved { moves.append(Move(from: oldOffset, to: newOffset)) }
             if updated { updates.append(newOffset) }
             if moved || updated { isMovedOrUpdated[oldOffset] = true }

@@ -132,7 +132,7 @@ extension OrderedDifference {
     ) where Old.Element == Element, New.Element == Element {
         self = withoutActuallyEscaping(id) { id in
             withoutActuallyEscaping(isEqual) { isEqual in
-                OrderedDifference(_from: old, to: new, identification: _ClosureIdentification(id: id, isEqual: isEqual))
+                OrderedDifference(_from: old, to: new, identification: _ClosureIdentification(id: id, isUpdated: { !isEqual($0, $1) }))
             }
         }
     }

@@ -105,16 +105,18 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
     ///   comparisons, one "is updated" test per common id.
     @inlinable
     public mutating func diff(to newElements: [Element]) -> SetDifference<Element> {
-        diff(to: newElements, identification: _ClosureSetIdentification(id: id, isUpdated: isUpdated))
+        diff(to: newElements, identification: _ClosureIdentification(id: id, isUpdated: isUpdated))
     }
 
     /// The one implementation of `diff(to:)`, generic over how elements are
     /// identified and compared.
     @inlinable
-    mutating func diff<Identification: _SetIdentification>(
+    mutating func diff<Identification: _ElementIdentification & _SortedMergeIdentification>(
         to newElements: [Element],
         identification: Identification
-    ) -> SetDifference<Element> where Identification.Left == Element, Identification.ID == ID {
+    ) -> SetDifference<Element>
+    where Identification.Element == Element, Identification.Left == Element, Identification.Right == Element,
+        Identification.ID == ID {
         var difference = SetDifference<Element>()
         var nextSnapshot: [Element] = []
         swap(&nextSnapshot, &spareStorage)
@@ -183,39 +185,8 @@ extension SetDifferenceScanner where Element: Identifiable & Equatable, Element.
     @inlinable
     public mutating func diff(to newElements: [Element]) -> SetDifference<Element> {
         if isIdentifiableAndEquatable {
-            return diff(to: newElements, identification: _IdentifiableEquatableSetIdentification())
+            return diff(to: newElements, identification: _IdentifiableEquatableIdentification())
         }
-        return diff(to: newElements, identification: _ClosureSetIdentification(id: id, isUpdated: isUpdated))
+        return diff(to: newElements, identification: _ClosureIdentification(id: id, isUpdated: isUpdated))
     }
-}
-
-/// How a set difference identifies and compares elements.
-@usableFromInline
-internal protocol _SetIdentification: _SortedMergeIdentification where Left == Right {
-    func isUpdated(_ old: Left, _ new: Left) -> Bool
-}
-
-@usableFromInline
-internal struct _IdentifiableEquatableSetIdentification<Element: Identifiable & Equatable>: _SetIdentification
-where Element.ID: Comparable {
-    @inlinable init() {}
-    @inlinable @inline(__always) func leftID(_ element: Element) -> Element.ID { element.id }
-    @inlinable @inline(__always) func rightID(_ element: Element) -> Element.ID { element.id }
-    @inlinable @inline(__always) func isUpdated(_ old: Element, _ new: Element) -> Bool { old != new }
-}
-
-@usableFromInline
-internal struct _ClosureSetIdentification<Element, ID: Comparable>: _SetIdentification {
-    @usableFromInline let id: (Element) -> ID
-    @usableFromInline let isUpdatedClosure: (Element, Element) -> Bool
-
-    @inlinable
-    init(id: @escaping (Element) -> ID, isUpdated: @escaping (Element, Element) -> Bool) {
-        self.id = id
-        self.isUpdatedClosure = isUpdated
-    }
-
-    @inlinable @inline(__always) func leftID(_ element: Element) -> ID { id(element) }
-    @inlinable @inline(__always) func rightID(_ element: Element) -> ID { id(element) }
-    @inlinable @inline(__always) func isUpdated(_ old: Element, _ new: Element) -> Bool { isUpdatedClosure(old, new) }
 }
