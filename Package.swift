@@ -16,8 +16,10 @@ let package = Package(
         // The main job until sqlite-watch exists: a tour of the algorithms.
         .executableTarget(name: "differences-demo", dependencies: ["Differences"], path: "Examples/DifferencesDemo"),
 
-        .testTarget(name: "DifferencesTests", dependencies: ["Differences"]),
-        .testTarget(name: "DatabaseRegionsTests", dependencies: ["DatabaseRegions"]),
+        // Helpers shared by the test targets (not a product).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "DifferencesTests", dependencies: ["Differences", "TestSupport"]),
+        .testTarget(name: "DatabaseRegionsTests", dependencies: ["DatabaseRegions", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,10 +10,13 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // Helpers shared by the benchmark targets.
+        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
         .executableTarget(
             name: "DifferencesBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
                 .product(name: "Differences", package: "ReactiveSQLite"),
             ],
             path: "Benchmarks/DifferencesBenchmarks",
@@ -23,6 +26,7 @@ let package = Package(
             name: "DatabaseRegionsBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
                 .product(name: "DatabaseRegions", package: "ReactiveSQLite"),
             ],
             path: "Benchmarks/DatabaseRegionsBenchmarks",

@@ -1,5 +1,6 @@
 import Differences
 import Testing
+import TestSupport
 
 /// Applies a set difference to a snapshot sorted by id.
 private func apply(_ difference: SetDifference<Item>, to snapshot: [Item]) -> [Item] {
@@ -12,7 +13,7 @@ private func apply(_ difference: SetDifference<Item>, to snapshot: [Item]) -> [I
 
 /// A random snapshot sorted by id, with small values so that updates and
 /// unchanged elements both happen.
-private func randomSnapshot(using generator: inout SeededGenerator) -> [Item] {
+private func randomSnapshot(using generator: inout SplitMix64) -> [Item] {
     randomSortedIDs(maxCount: 12, range: 16, using: &generator)
         .map { Item(id: $0, value: Int.random(in: 0..<3, using: &generator)) }
 }
@@ -92,7 +93,7 @@ private func randomSnapshot(using generator: inout SeededGenerator) -> [Item] {
     }
 
     @Test func applyingADifferenceToTheOldSnapshotGivesTheNewOne() {
-        var generator = SeededGenerator(seed: 10)
+        var generator = SplitMix64(seed: 10)
         for _ in 0..<5_000 {
             let old = randomSnapshot(using: &generator)
             let new = randomSnapshot(using: &generator)
@@ -110,7 +111,7 @@ private func randomSnapshot(using generator: inout SeededGenerator) -> [Item] {
     }
 
     @Test func aLongSequenceOfSnapshotsReportsEachElementsHistory() {
-        var generator = SeededGenerator(seed: 11)
+        var generator = SplitMix64(seed: 11)
         var scanner = SetDifferenceScanner<Item, Int>()
         var previous: [Int: Int] = [:]  // id -> value
         var reported: [Int: [String]] = [:]

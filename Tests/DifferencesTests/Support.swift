@@ -1,20 +1,5 @@
 import Differences
-
-/// A deterministic random number generator (SplitMix64): every
-/// property-based test runs the same cases on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 /// An identifiable element with a value, as a row with a primary key.
 struct Item: Identifiable, Hashable, Sendable, CustomStringConvertible {
@@ -29,7 +14,7 @@ func subsets(of count: Int) -> [[Int]] {
 }
 
 /// A random sorted array of distinct ids taken from `0..<range`.
-func randomSortedIDs(maxCount: Int, range: Int, using generator: inout SeededGenerator) -> [Int] {
+func randomSortedIDs(maxCount: Int, range: Int, using generator: inout SplitMix64) -> [Int] {
     let count = Int.random(in: 0...maxCount, using: &generator)
     var ids = Set<Int>()
     while ids.count < min(count, range) { ids.insert(Int.random(in: 0..<range, using: &generator)) }

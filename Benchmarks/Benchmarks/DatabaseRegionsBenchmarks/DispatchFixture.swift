@@ -1,4 +1,5 @@
 import DatabaseRegions
+import BenchmarkSupport
 
 /// The regions of K observers, registered in an index, and the events
 /// dispatched to them.

@@ -1,17 +1,5 @@
+import BenchmarkSupport
 import Differences
-
-/// A deterministic generator (SplitMix64), so every run measures the same inputs.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// An element with an id and a value, as in a table row.
 struct Item: Identifiable, Hashable, Sendable {
@@ -28,7 +16,7 @@ struct SortedInputs: Sendable {
     let newIDs: [Int]
 
     init(count: Int, seed: UInt64 = 42) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         // Even ids, so that insertions can take the odd ids between them.
         let old = (0..<count).map { Item(id: 2 * $0, value: 0) }
         var new: [Item] = []
@@ -64,7 +52,7 @@ struct OrderedInputs: Sendable {
     let new: [Item]
 
     init(count: Int, seed: UInt64 = 7) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         let old = (0..<count).map { Item(id: $0, value: 0) }
         var kept: [Item] = []
         var moved: [Item] = []

@@ -1,4 +1,5 @@
 import DatabaseRegions
+import TestSupport
 
 /// Draws random regions and events over a small vocabulary of tables,
 /// columns and rowids, spelled in several cases, so that random regions and

@@ -1,13 +1,15 @@
 /// A small, fast, seedable random number generator (Steele, Lea and Flood's
 /// SplitMix64), so that property-based tests replay the same cases on every run.
-struct SplitMix64: RandomNumberGenerator {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    /// Creates a generator whose sequence is determined by `seed`.
+    public init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    /// Returns the next value of the sequence.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z &>> 30)) &* 0xBF58_476D_1CE4_E5B9
