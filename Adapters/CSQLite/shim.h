@@ -1,0 +1,26 @@
+// The one C header ReactiveSQLite sees: libsqlite3, plus wrappers for what
+// Swift cannot import directly (variadic functions, macros with casts).
+#ifndef REACTIVESQLITE_CSQLITE_SHIM_H
+#define REACTIVESQLITE_CSQLITE_SHIM_H
+
+// sqlite3.h declares the pre-update hook functions only when this is defined
+// before it is included. Debian's libsqlite3 is compiled with the hook; the
+// observation engine checks at run time with sqlite3_compileoption_used.
+#ifndef SQLITE_ENABLE_PREUPDATE_HOOK
+#define SQLITE_ENABLE_PREUPDATE_HOOK 1
+#endif
+
+#include <sqlite3.h>
+
+/// `sqlite3_db_config` with one int argument and one int result
+/// (SQLITE_DBCONFIG_ENABLE_FKEY, SQLITE_DBCONFIG_DEFENSIVE, ...).
+static inline int _rsqlite_db_config_int(sqlite3 *db, int op, int value, int *result) {
+    return sqlite3_db_config(db, op, value, result);
+}
+
+/// SQLITE_TRANSIENT: SQLite copies the bound bytes before the bind call returns.
+static inline sqlite3_destructor_type _rsqlite_transient(void) {
+    return SQLITE_TRANSIENT;
+}
+
+#endif

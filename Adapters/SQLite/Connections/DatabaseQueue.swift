@@ -1,0 +1,79 @@
+/// A database connection that serializes every access: reads and writes run
+/// one after the other, each on the connection's dispatch queue.
+///
+/// ```swift
+/// let dbQueue = try DatabaseQueue(path: "/path/to/db.sqlite")  // a file
+/// let memory = try DatabaseQueue()                             // in memory
+/// try dbQueue.write { db in
+///     try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT)")
+/// }
+/// let count = try dbQueue.read { db in try SQLRequest<Int>(sql: "SELECT COUNT(*) FROM player").fetchOne(db) }
+/// ```
+///
+/// A queue is `Sendable`: share it between threads and tasks freely.
+public final class DatabaseQueue: DatabaseWriter {
+    /// The configuration of the connection.
+    public let configuration: Configuration
+    /// The path of the database file, or `:memory:`.
+    public let path: String
+    let writer: SerializedDatabase
+
+    /// Opens (creating it unless `configuration.readonly`) the database file at `path`.
+    ///
+    /// - Throws: `DatabaseError`: `SQLITE_CANTOPEN` for a file that cannot be
+    ///   opened, `SQLITE_NOTADB` for a file that is not a database.
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        self.configuration = configuration
+        self.path = path
+        writer = try SerializedDatabase(
+            path: path, configuration: configuration, role: "queue", readonly: configuration.readonly)
+    }
+
+    /// Opens a new, empty, private in-memory database.
+    public convenience init(configuration: Configuration = Configuration()) throws {
+        try self.init(path: ":memory:", configuration: configuration)
+    }
+
+    /// Runs `value` in a read-only transaction (`BEGIN DEFERRED` with
+    /// `PRAGMA query_only`): a write inside throws `SQLITE_READONLY`.
+    public func read<T>(_ value: (Database) throws -> T) throws -> T {
+        try writer.sync { db in try db.readOnlyTransaction { try value(db) } }
+    }
+
+    /// Runs `value` in a read-only transaction, suspending the task (not
+    /// blocking its thread) until the connection is available.
+    public func read<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await writer.async { db in try db.readOnlyTransaction { try value(db) } }
+    }
+
+    /// Runs `updates` in a transaction (`BEGIN IMMEDIATE`): committed when it
+    /// returns, rolled back when it throws.
+    public func write<T>(_ updates: (Database) throws -> T) throws -> T {
+        try writer.sync { db in try db.inTransaction(.immediate) { try updates(db) } }
+    }
+
+    /// Runs `updates` in a transaction, suspending the task (not blocking its
+    /// thread) until the connection is available.
+    public func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await writer.async { db in try db.inTransaction(.immediate) { try updates(db) } }
+    }
+
+    /// Runs `updates` outside of any transaction.
+    public func writeWithoutTransaction<T>(_ updates: (Database) throws -> T) throws -> T {
+        try writer.sync { db in try updates(db) }
+    }
+
+    /// Runs `updates` outside of any transaction, without blocking the task's thread.
+    public func writeWithoutTransaction<T: Sendable>(
+        _ updates: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        try await writer.async { db in try updates(db) }
+    }
+
+    /// Closes the connection after the access in progress, if any.
+    ///
+    /// - Precondition: Not called from inside an access of this queue.
+    public func close() {
+        writer.close()
+    }
+}

@@ -1,0 +1,44 @@
+/// How a `DatabaseQueue` or a `DatabasePool` opens and uses its connections.
+///
+/// ```swift
+/// var configuration = Configuration()
+/// configuration.label = "main"
+/// configuration.busyTimeout = .seconds(2)
+/// let dbQueue = try DatabaseQueue(path: "/tmp/db.sqlite", configuration: configuration)
+/// ```
+public struct Configuration: Sendable {
+    /// Whether SQLite enforces foreign keys (`PRAGMA foreign_keys`). Default true.
+    public var foreignKeysEnabled: Bool = true
+
+    /// Whether connections are opened read-only. Default false.
+    ///
+    /// A read-only connection never creates the database file: opening a
+    /// missing file throws `SQLITE_CANTOPEN`. Writes throw `SQLITE_READONLY`.
+    public var readonly: Bool = false
+
+    /// How long a statement that meets a lock held by another connection or
+    /// process waits for it to be released before it throws `SQLITE_BUSY`.
+    /// Default 5 seconds; `.zero` throws at once.
+    public var busyTimeout: Duration = .seconds(5)
+
+    /// The maximum number of reader connections of a `DatabasePool`. Default 5.
+    ///
+    /// Readers are opened when first needed. When all are busy, a read waits
+    /// for one to be released (without blocking a cooperative thread when the
+    /// access is `async`).
+    public var maximumReaderCount: Int = 5
+
+    /// A name for the connections, used in the labels of their dispatch queues
+    /// (and so in thread names in a debugger or a crash report) and in the
+    /// description of `DatabaseError`. Default `"ReactiveSQLite"`.
+    public var label: String = "ReactiveSQLite"
+
+    /// Creates the default configuration.
+    public init() {}
+
+    var busyTimeoutMilliseconds: Int32 {
+        let (seconds, attoseconds) = busyTimeout.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(0, milliseconds))
+    }
+}

@@ -1,0 +1,77 @@
+/// The kinds of SQLite transactions: https://www.sqlite.org/lang_transaction.html
+public enum TransactionKind: String, Sendable {
+    /// The transaction takes locks when it first reads or writes.
+    case deferred = "DEFERRED"
+    /// The transaction takes the write lock at once (waiting up to
+    /// `Configuration.busyTimeout` for it).
+    case immediate = "IMMEDIATE"
+    /// The transaction takes the write lock at once, and in rollback journal
+    /// mode prevents other connections from reading.
+    case exclusive = "EXCLUSIVE"
+}
+
+extension Database {
+    /// Runs `body` in a transaction: committed when `body` returns, rolled
+    /// back when it throws (the error is rethrown) or when the commit fails.
+    ///
+    /// - Throws: The error of `body`, or a `DatabaseError` when the
+    ///   transaction cannot begin (one is open already, the database is
+    ///   locked) or commit.
+    public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        checkAccess()
+        try cachedStatement(sql: "BEGIN \(kind.rawValue) TRANSACTION").execute()
+        let result: T
+        do {
+            result = try body()
+            // The closure may have ended the transaction itself.
+            if isInsideTransaction {
+                try cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            }
+        } catch {
+            rollbackIfInsideTransaction()
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` in a savepoint: released when `body` returns, rolled back
+    /// (`ROLLBACK TO`) and released when it throws. Outside of a transaction,
+    /// the savepoint is a transaction of its own. Savepoints nest.
+    ///
+    /// - Throws: The error of `body`, or a `DatabaseError`.
+    public func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        checkAccess()
+        try cachedStatement(sql: "SAVEPOINT reactivesqlite").execute()
+        do {
+            let result = try body()
+            try cachedStatement(sql: "RELEASE SAVEPOINT reactivesqlite").execute()
+            return result
+        } catch {
+            if isInsideTransaction {
+                // > The ROLLBACK TO command reverts the state of the database
+                // > back to what it was just after the corresponding SAVEPOINT.
+                // > [It] does not cancel the transaction [nor] remove the
+                // > savepoint. https://www.sqlite.org/lang_savepoint.html
+                try? cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT reactivesqlite").execute()
+                try? cachedStatement(sql: "RELEASE SAVEPOINT reactivesqlite").execute()
+            }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a deferred transaction with `PRAGMA query_only` on:
+    /// the closure sees one committed state, and cannot write.
+    func readOnlyTransaction<T>(_ body: () throws -> T) throws -> T {
+        try cachedStatement(sql: "PRAGMA query_only = 1").execute()
+        defer { try? cachedStatement(sql: "PRAGMA query_only = 0").execute() }
+        return try inTransaction(.deferred, body)
+    }
+
+    /// Rolls back the current transaction, if any. SQLite may have rolled it
+    /// back already (after some errors such as SQLITE_FULL); a failure to roll
+    /// back leaves nothing more to do.
+    func rollbackIfInsideTransaction() {
+        guard isInsideTransaction else { return }
+        try? cachedStatement(sql: "ROLLBACK TRANSACTION").execute()
+    }
+}

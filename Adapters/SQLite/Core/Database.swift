@@ -1,0 +1,277 @@
+import Foundation
+internal import CSQLite
+import DatabaseRegions
+
+/// A connection to a SQLite database, as seen inside an access closure.
+///
+/// You never create a `Database`: a `DatabaseQueue` or a `DatabasePool` hands
+/// one to the closures of `read`, `write` and `writeWithoutTransaction`.
+///
+/// ```swift
+/// try dbQueue.write { db in
+///     try db.execute(sql: "INSERT INTO player (name) VALUES (?)", arguments: ["Arthur"])
+///     let id = db.lastInsertedRowID
+/// }
+/// ```
+///
+/// `Database` is not `Sendable`, and the compiler keeps it inside its
+/// closure. Using it anyway outside its closure, or from another thread (for
+/// example through an unsafe pointer or a stored reference), is a programmer
+/// error that stops the program with a message saying so.
+public final class Database {
+    /// The configuration of the connection.
+    public let configuration: Configuration
+
+    /// The label of the connection: `Configuration.label` and the connection's
+    /// role (`main`, `writer`, `reader.2`).
+    public let label: String
+
+    /// The raw `sqlite3 *` handle; nil once closed.
+    private(set) var connection: OpaquePointer?
+
+    /// The thread running the current access, or nil outside accesses.
+    private var accessThread: pthread_t?
+
+    private var statementCache: [String: Statement] = [:]
+    var schemaCache = SchemaCache()
+
+    /// Collects what the statement being compiled reads (see `Database+Authorizer.swift`).
+    var regionRecorder: RegionRecorder?
+
+    init(path: String, configuration: Configuration, role: String, readonly: Bool) throws {
+        self.configuration = configuration
+        self.label = configuration.label + "." + role
+        var handle: OpaquePointer?
+        let flags = (readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            // > Whether or not an error occurs when it is opened, resources
+            // > associated with the database connection handle should be
+            // > released by passing it to sqlite3_close() when it is no longer
+            // > required. https://www.sqlite.org/c3ref/open.html
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(handle)
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: "\(message) (\(path))",
+                connectionLabel: configuration.label + "." + role)
+        }
+        connection = handle
+        do {
+            try setUp(readonly: readonly)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    private func setUp(readonly: Bool) throws {
+        guard let connection else { return }
+        sqlite3_extended_result_codes(connection, 1)
+        sqlite3_busy_timeout(connection, configuration.busyTimeoutMilliseconds)
+        var enabled: Int32 = 0
+        let code = _rsqlite_db_config_int(
+            connection, SQLITE_DBCONFIG_ENABLE_FKEY, configuration.foreignKeysEnabled ? 1 : 0, &enabled)
+        try check(code)
+        installAuthorizer()
+        // Opening is lazy in SQLite: read the schema now, so that a file that
+        // is not a database, or a missing file, fails here with a clear error
+        // instead of at the first statement.
+        try withAccess { try execute(sql: "SELECT 1 FROM sqlite_master LIMIT 1") }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Finalizes the cached statements and closes the connection. Statements
+    /// still referenced elsewhere keep the connection alive as a zombie until
+    /// they are released (`sqlite3_close_v2`), so nothing leaks.
+    func close() {
+        guard let connection else { return }
+        statementCache.removeAll()
+        sqlite3_close_v2(connection)
+        self.connection = nil
+    }
+
+    var isClosed: Bool { connection == nil }
+
+    // MARK: - Access control
+
+    /// Runs `body` as an access of the current thread: `Database` methods
+    /// called from `body` on this thread are allowed.
+    func withAccess<T>(_ body: () throws -> T) throws -> T {
+        guard connection != nil else {
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE, message: "the connection is closed", connectionLabel: label)
+        }
+        let previous = accessThread
+        accessThread = pthread_self()
+        defer { accessThread = previous }
+        return try body()
+    }
+
+    /// Stops the program when the database is used outside of its access
+    /// closure or from another thread: a programmer error.
+    @inline(__always)
+    func checkAccess(_ function: StaticString = #function) {
+        guard let accessThread, pthread_equal(accessThread, pthread_self()) != 0 else {
+            misuse(function)
+        }
+    }
+
+    private func misuse(_ function: StaticString) -> Never {
+        preconditionFailure(
+            "Database.\(function) was called outside of the closure of read, write or writeWithoutTransaction, "
+                + "or from another thread (connection \(label)). Use a Database only inside the closure that "
+                + "received it, on the thread that runs it.")
+    }
+
+    // MARK: - Connection state
+
+    /// The rowid of the last row inserted by this connection (`sqlite3_last_insert_rowid`).
+    public var lastInsertedRowID: Int64 {
+        checkAccess()
+        return sqlite3_last_insert_rowid(connection)
+    }
+
+    /// The number of rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes`).
+    public var changesCount: Int {
+        checkAccess()
+        return Int(sqlite3_changes(connection))
+    }
+
+    /// The number of rows changed since the connection was opened (`sqlite3_total_changes`).
+    public var totalChangesCount: Int {
+        checkAccess()
+        return Int(sqlite3_total_changes(connection))
+    }
+
+    /// Whether a transaction is open (the connection is not in autocommit mode).
+    public var isInsideTransaction: Bool {
+        checkAccess()
+        return sqlite3_get_autocommit(connection) == 0
+    }
+
+    // MARK: - Errors
+
+    /// Throws a `DatabaseError` for a result code other than `SQLITE_OK`.
+    func check(_ code: Int32, sql: String? = nil, arguments: StatementArguments? = nil) throws {
+        guard code != SQLITE_OK else { return }
+        throw makeError(code, sql: sql, arguments: arguments)
+    }
+
+    func makeError(_ code: Int32, sql: String? = nil, arguments: StatementArguments? = nil) -> DatabaseError {
+        let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        let extended = connection.map { sqlite3_extended_errcode($0) } ?? code
+        // sqlite3_extended_errcode reports the last error of the connection;
+        // keep it only when it refines the code we were given.
+        let resultCode = (extended & 0xFF) == (code & 0xFF) ? extended : code
+        return DatabaseError(
+            resultCode: ResultCode(rawValue: resultCode), message: message, sql: sql,
+            arguments: arguments, connectionLabel: label)
+    }
+
+    // MARK: - Statements
+
+    /// Compiles one statement.
+    ///
+    /// - Throws: A `DatabaseError` for invalid SQL, or for SQL that holds more
+    ///   than one statement (use `execute(sql:arguments:)` for those).
+    public func makeStatement(sql: String) throws -> Statement {
+        checkAccess()
+        return try sql.withCString { base in
+            var offset = 0
+            guard let statement = try prepareStatement(base, offset: &offset, sql: sql) else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_MISUSE, message: "the SQL holds no statement", sql: sql,
+                    connectionLabel: label)
+            }
+            guard SQLScanner.isBlank(base + offset) else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_MISUSE,
+                    message: "the SQL holds more than one statement: use execute(sql:arguments:) to run several",
+                    sql: sql, connectionLabel: label)
+            }
+            return statement
+        }
+    }
+
+    /// Returns a compiled statement from the connection's cache, compiling it
+    /// the first time.
+    ///
+    /// The cache keys statements by their exact SQL. A cached statement that is
+    /// still being iterated by a cursor is not handed out again: a fresh one
+    /// is compiled instead.
+    ///
+    /// - Complexity: Amortized O(1) after the first call (a hash of the SQL).
+    public func cachedStatement(sql: String) throws -> Statement {
+        checkAccess()
+        if let statement = statementCache[sql] {
+            if !statement.isBusy { return statement }
+            return try makeStatement(sql: sql)
+        }
+        let statement = try makeStatement(sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Compiles the statement that starts at `base + offset` and advances
+    /// `offset` past it. Returns nil when only blanks and comments remain.
+    ///
+    /// Compiling records the statement's region (see `Database+Authorizer.swift`).
+    func prepareStatement(_ base: UnsafePointer<CChar>, offset: inout Int, sql: String) throws -> Statement? {
+        let recorder = RegionRecorder()
+        let previousRecorder = regionRecorder
+        regionRecorder = recorder
+        var handle: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let start = base + offset
+        let code = sqlite3_prepare_v3(connection, start, -1, 0, &handle, &tail)
+        regionRecorder = previousRecorder
+        guard code == SQLITE_OK else {
+            sqlite3_finalize(handle)
+            throw makeError(code, sql: String(cString: start).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        offset += tail.map { start.distance(to: $0) } ?? 0
+        guard let handle else { return nil }
+        let region = try recorder.region(in: self)
+        return Statement(handle: handle, database: self, region: region, changesSchema: recorder.changesSchema)
+    }
+
+    // MARK: - Execution
+
+    /// Runs one or several statements, separated by semicolons.
+    ///
+    /// Positional arguments are consumed in order by the statements that have
+    /// parameters; named arguments are available to every statement. Each
+    /// statement checks its arguments before it runs; values left over after
+    /// the last statement throw a `DatabaseError` (after the previous
+    /// statements have run: inside `write`, the transaction rolls back).
+    ///
+    /// ```swift
+    /// try db.execute(sql: """
+    ///     INSERT INTO player (name) VALUES (?);
+    ///     INSERT INTO player (name) VALUES (?);
+    ///     """, arguments: ["Arthur", "Barbara"])
+    /// ```
+    public func execute(sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        checkAccess()
+        try sql.withCString { base in
+            var offset = 0
+            var consumer = ArgumentConsumer(arguments)
+            while let statement = try prepareStatement(base, offset: &offset, sql: sql) {
+                let isLast = SQLScanner.isBlank(base + offset)
+                try statement.bind(&consumer, requireAllConsumed: isLast)
+                try statement.run(arguments: arguments)
+                if isLast { return }
+            }
+            try consumer.checkAllConsumed(sql: sql, label: label)
+        }
+    }
+
+    /// Forgets the cached schema information (columns, primary keys, views).
+    func clearSchemaCache() {
+        schemaCache = SchemaCache()
+    }
+}

@@ -1,0 +1,334 @@
+import Foundation
+internal import CSQLite
+import DatabaseRegions
+
+/// A compiled SQL statement.
+///
+/// Create one with `Database.makeStatement(sql:)` or take one from the
+/// connection's cache with `Database.cachedStatement(sql:)`, then run it as
+/// many times as needed:
+///
+/// ```swift
+/// let insert = try db.cachedStatement(sql: "INSERT INTO player (name, score) VALUES (?, ?)")
+/// for (name, score) in players {
+///     try insert.execute(arguments: [name, score])
+/// }
+/// ```
+///
+/// A statement belongs to its connection: like `Database`, it is not
+/// `Sendable`, and using it outside the access closure is a programmer error.
+public final class Statement {
+    /// The `sqlite3_stmt *` handle, finalized in `deinit`.
+    let handle: OpaquePointer
+    unowned let database: Database
+
+    /// The SQL of the statement, as SQLite compiled it.
+    public let sql: String
+
+    /// The names of the columns of the statement's result rows (empty for a
+    /// statement that returns no rows).
+    public let columnNames: [String]
+
+    /// Whether the statement leaves the database unchanged (`sqlite3_stmt_readonly`).
+    public let isReadOnly: Bool
+
+    /// What the statement reads, recorded by SQLite's authorizer while it was
+    /// compiled: tables and columns, views replaced by their base tables.
+    let region: DatabaseRegion
+
+    /// Whether running the statement changes the schema (CREATE, DROP, ALTER...).
+    let changesSchema: Bool
+
+    /// For each parameter index (1-based, so element 0 is parameter 1): its
+    /// name without prefix, or nil for a positional parameter (`?`, `?NNN`).
+    let parameterNames: [String?]
+    let hasNamedParameters: Bool
+
+    /// Shared by every row the statement produces.
+    private(set) lazy var layout = RowLayout(columnNames: columnNames, sql: sql)
+
+    /// Whether a cursor is iterating the statement's rows.
+    var isBusy = false
+    /// Whether the statement has been stepped since it was last reset.
+    private var needsReset = false
+    /// The arguments of the current run, for error messages.
+    private var arguments = StatementArguments()
+
+    init(handle: OpaquePointer, database: Database, region: DatabaseRegion, changesSchema: Bool) {
+        self.handle = handle
+        self.database = database
+        self.sql = String(cString: sqlite3_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+        self.region = region
+        self.changesSchema = changesSchema
+        self.isReadOnly = sqlite3_stmt_readonly(handle) != 0
+        let columnCount = sqlite3_column_count(handle)
+        self.columnNames = (0..<columnCount).map { String(cString: sqlite3_column_name(handle, $0)) }
+        let parameterCount = sqlite3_bind_parameter_count(handle)
+        self.parameterNames = parameterCount == 0 ? [] : (1...parameterCount).map { index in
+            guard let name = sqlite3_bind_parameter_name(handle, index) else { return nil }
+            let text = String(cString: name)
+            return text.hasPrefix("?") ? nil : StatementArguments.parameterName(text)
+        }
+        self.hasNamedParameters = parameterNames.contains { $0 != nil }
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// The number of columns of the result rows.
+    public var columnCount: Int { columnNames.count }
+
+    // MARK: - Running
+
+    /// Runs the statement to completion with the given arguments.
+    ///
+    /// - Throws: A `DatabaseError` when the arguments do not fit the
+    ///   statement's parameters (before it runs), or when SQLite fails.
+    public func execute(arguments: StatementArguments = StatementArguments()) throws {
+        database.checkAccess()
+        try setArguments(arguments)
+        try run(arguments: arguments)
+    }
+
+    /// Resets the statement and binds `arguments`, which must fit exactly.
+    func setArguments(_ arguments: StatementArguments) throws {
+        var consumer = ArgumentConsumer(arguments)
+        try bind(&consumer, requireAllConsumed: true)
+    }
+
+    /// Resets the statement and binds its parameters from `consumer`.
+    func bind(_ consumer: inout ArgumentConsumer, requireAllConsumed: Bool) throws {
+        precondition(
+            !isBusy,
+            "A statement was run again while a cursor iterates its rows: finish the cursor first, "
+                + "or use a distinct statement (sql: \(sql))")
+        reset()
+        arguments = consumer.arguments
+        for (offset, name) in parameterNames.enumerated() {
+            guard let value = consumer.value(forParameterNamed: name) else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_RANGE,
+                    message: "missing argument for parameter \(offset + 1) (\(name.map { ":" + $0 } ?? "?"))"
+                        + " of a statement with \(parameterNames.count) parameter(s)",
+                    sql: sql, arguments: consumer.arguments, connectionLabel: database.label)
+            }
+            try bind(value, at: Int32(offset + 1))
+        }
+        if requireAllConsumed {
+            try consumer.checkAllConsumed(sql: sql, label: database.label)
+        }
+    }
+
+    private func bind(_ value: DatabaseValue, at index: Int32) throws {
+        let code: Int32
+        switch value.storage {
+        case .null:
+            code = sqlite3_bind_null(handle, index)
+        case .integer(let integer):
+            code = sqlite3_bind_int64(handle, index, integer)
+        case .real(let real):
+            code = sqlite3_bind_double(handle, index, real)
+        case .text(var text):
+            code = text.withUTF8 { bytes in
+                // A nil pointer would bind NULL, not an empty text.
+                guard let base = bytes.baseAddress, bytes.count > 0 else {
+                    return sqlite3_bind_text(handle, index, "", 0, nil)
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), _rsqlite_transient(), UInt8(SQLITE_UTF8))
+                }
+            }
+        case .blob(let data):
+            code = data.withUnsafeBytes { bytes in
+                // A nil pointer would bind NULL, not an empty blob.
+                guard let base = bytes.baseAddress, bytes.count > 0 else {
+                    return sqlite3_bind_zeroblob(handle, index, 0)
+                }
+                return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), _rsqlite_transient())
+            }
+        }
+        try database.check(code, sql: sql, arguments: arguments)
+    }
+
+    /// Steps the statement until it is done, ignoring rows, then resets it.
+    func run(arguments: StatementArguments) throws {
+        defer { reset() }
+        while try step() {}
+        if changesSchema { database.clearSchemaCache() }
+    }
+
+    /// Advances to the next row: true when a row is available, false when done.
+    @inline(__always)
+    func step() throws -> Bool {
+        needsReset = true
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.makeError(code, sql: sql, arguments: arguments)
+        }
+    }
+
+    /// Makes the statement ready to run again (`sqlite3_reset`), releasing
+    /// the read lock a stepped statement holds.
+    func reset() {
+        guard needsReset else { return }
+        sqlite3_reset(handle)
+        needsReset = false
+        isBusy = false
+    }
+
+    // MARK: - Reading the current row
+
+    /// The value of column `index` of the current row.
+    @inline(__always)
+    func columnValue(at index: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER:
+            return DatabaseValue(storage: .integer(sqlite3_column_int64(handle, index)))
+        case SQLITE_FLOAT:
+            return DatabaseValue(storage: .real(sqlite3_column_double(handle, index)))
+        case SQLITE_TEXT:
+            // > call sqlite3_column_text() first to force the result into the
+            // > desired format, then invoke sqlite3_column_bytes() to find the
+            // > size of the result. https://www.sqlite.org/c3ref/column_blob.html
+            let text = sqlite3_column_text(handle, index)
+            let count = Int(sqlite3_column_bytes(handle, index))
+            // Invalid UTF-8 is repaired with U+FFFD, never trapped on.
+            return DatabaseValue(storage: .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
+        case SQLITE_BLOB:
+            let bytes = sqlite3_column_blob(handle, index)
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard let bytes, count > 0 else { return DatabaseValue(storage: .blob(Data())) }
+            return DatabaseValue(storage: .blob(Data(bytes: bytes, count: count)))
+        default:
+            return .null
+        }
+    }
+
+    /// Reads every column of the current row into `values`, reusing its
+    /// storage when it is not shared.
+    @inline(__always)
+    func readRow(into values: inout [DatabaseValue]) {
+        let count = columnNames.count
+        if values.count != count {
+            values = (0..<count).map { columnValue(at: Int32($0)) }
+            return
+        }
+        for index in 0..<count {
+            values[index] = columnValue(at: Int32(index))
+        }
+    }
+
+    /// A copy of the current row.
+    func currentRow() -> Row {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(columnNames.count)
+        for index in 0..<columnNames.count {
+            values.append(columnValue(at: Int32(index)))
+        }
+        return Row(layout: layout, values: values)
+    }
+}
+
+/// Hands out the values of `StatementArguments` to the parameters of one or
+/// several statements, and reports the values nobody used.
+struct ArgumentConsumer {
+    let arguments: StatementArguments
+    private var nextPositional = 0
+    private var usedNames: Set<String> = []
+
+    init(_ arguments: StatementArguments) {
+        self.arguments = arguments
+    }
+
+    /// The value for a parameter: the named value when there is one, else the
+    /// next positional value. Nil when there is none.
+    mutating func value(forParameterNamed name: String?) -> DatabaseValue? {
+        if let name, let value = arguments.namedValues[name] {
+            usedNames.insert(name)
+            return value
+        }
+        guard nextPositional < arguments.values.count else { return nil }
+        defer { nextPositional += 1 }
+        return arguments.values[nextPositional]
+    }
+
+    /// Throws when some values were not used by any statement.
+    func checkAllConsumed(sql: String, label: String) throws {
+        let unusedCount = arguments.values.count - nextPositional
+        if unusedCount > 0 {
+            throw DatabaseError(
+                resultCode: .SQLITE_RANGE,
+                message: "too many arguments: \(unusedCount) positional value(s) left unused",
+                sql: sql, arguments: arguments, connectionLabel: label)
+        }
+        if usedNames.count < arguments.namedValues.count {
+            let unknown = arguments.namedValues.keys.filter { !usedNames.contains($0) }.sorted()
+            throw DatabaseError(
+                resultCode: .SQLITE_RANGE,
+                message: "unknown argument name(s): \(unknown.joined(separator: ", "))",
+                sql: sql, arguments: arguments, connectionLabel: label)
+        }
+    }
+}
+
+/// Lexical helpers for SQL text.
+enum SQLScanner {
+    /// Whether the NUL-terminated text holds only whitespace, semicolons and
+    /// comments: no further statement.
+    static func isBlank(_ text: UnsafePointer<CChar>) -> Bool {
+        var pointer = text
+        while true {
+            switch UInt8(bitPattern: pointer.pointee) {
+            case 0:
+                return true
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0x0C, UInt8(ascii: ";"):
+                pointer += 1
+            case UInt8(ascii: "-") where UInt8(bitPattern: pointer[1]) == UInt8(ascii: "-"):
+                while pointer.pointee != 0 && UInt8(bitPattern: pointer.pointee) != UInt8(ascii: "\n") {
+                    pointer += 1
+                }
+            case UInt8(ascii: "/") where UInt8(bitPattern: pointer[1]) == UInt8(ascii: "*"):
+                pointer += 2
+                while pointer.pointee != 0
+                    && !(UInt8(bitPattern: pointer.pointee) == UInt8(ascii: "*")
+                        && UInt8(bitPattern: pointer[1]) == UInt8(ascii: "/"))
+                {
+                    pointer += 1
+                }
+                if pointer.pointee == 0 { return true }
+                pointer += 2
+            default:
+                return false
+            }
+        }
+    }
+
+    /// `"name"`, with inner double quotes doubled: a safe SQL identifier.
+    static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension SQLScanner {
+    /// The SQL without trailing whitespace and semicolons, ready to be
+    /// wrapped in a subquery.
+    static func trimmingTrailingSemicolons(_ sql: String) -> String {
+        var end = sql.endIndex
+        while end > sql.startIndex {
+            let previous = sql.index(before: end)
+            guard sql[previous] == ";" || sql[previous].isWhitespace else { break }
+            end = previous
+        }
+        return String(sql[..<end])
+    }
+}
+
+extension Database {
+    /// Every row of one statement: a convenience for the package's own schema queries.
+    func fetchRows(sql: String, arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try SQLRequest<Row>(sql: sql, arguments: arguments).fetchAll(self)
+    }
+}

@@ -1,0 +1,61 @@
+/// A cursor over the results of a request, which reads rows from SQLite one
+/// at a time as it is iterated, without loading them all.
+///
+/// ```swift
+/// let cursor = try SQLRequest<Row>(sql: "SELECT * FROM player").fetchCursor(db)
+/// while let row = try cursor.next() {
+///     ...
+/// }
+/// ```
+///
+/// A cursor belongs to its access closure, like `Database`: it is not
+/// `Sendable`, and must not be used after the closure returns. While it is
+/// not exhausted, its statement is busy: another fetch of the same SQL
+/// compiles a statement of its own.
+public final class DatabaseCursor<Element> {
+    private let statement: Statement
+    private let decode: (Statement) throws -> Element
+    private var isDone = false
+
+    init(statement: Statement, decode: @escaping (Statement) throws -> Element) {
+        self.statement = statement
+        self.decode = decode
+        statement.isBusy = true
+    }
+
+    deinit {
+        if !isDone { statement.reset() }
+    }
+
+    /// The next element, or nil when the results are exhausted. After nil,
+    /// or after an error, `next()` returns nil.
+    ///
+    /// - Throws: A `DatabaseError` when SQLite fails, or the decoding error of
+    ///   the element.
+    public func next() throws -> Element? {
+        guard !isDone else { return nil }
+        statement.database.checkAccess()
+        do {
+            if try statement.step() {
+                return try decode(statement)
+            }
+            finish()
+            return nil
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
+    /// Calls `body` for each remaining element.
+    public func forEach(_ body: (Element) throws -> Void) throws {
+        while let element = try next() {
+            try body(element)
+        }
+    }
+
+    private func finish() {
+        isDone = true
+        statement.reset()
+    }
+}

@@ -1,0 +1,116 @@
+// The fetching methods of requests, one group per kind of element. They all
+// run through `Statement.step()`: one execution path.
+
+extension FetchRequest where Element == Row {
+    /// Every row of the request.
+    ///
+    /// - Complexity: O(n × c), where n is the number of rows and c the number of columns.
+    public func fetchAll(_ db: Database) throws -> [Row] {
+        let statement = try prepareStatement(db)
+        defer { statement.reset() }
+        var rows: [Row] = []
+        while try statement.step() {
+            rows.append(statement.currentRow())
+        }
+        return rows
+    }
+
+    /// The first row of the request, or nil when there is none.
+    public func fetchOne(_ db: Database) throws -> Row? {
+        let statement = try prepareStatement(db)
+        defer { statement.reset() }
+        return try statement.step() ? statement.currentRow() : nil
+    }
+
+    /// A cursor over the rows of the request, which reads them one at a time
+    /// as it is iterated, without loading them all.
+    public func fetchCursor(_ db: Database) throws -> DatabaseCursor<Row> {
+        DatabaseCursor(statement: try prepareStatement(db)) { $0.currentRow() }
+    }
+}
+
+extension FetchRequest where Element: DatabaseValueConvertible {
+    /// The first column of every row, decoded as `Element`.
+    ///
+    /// - Throws: `RowDecodingError` when a value cannot be decoded (a NULL
+    ///   for a non-optional type, a value of another type).
+    public func fetchAll(_ db: Database) throws -> [Element] {
+        let statement = try prepareStatement(db)
+        defer { statement.reset() }
+        try Self.checkHasColumn(statement)
+        var values: [Element] = []
+        while try statement.step() {
+            values.append(try Self.decodeFirstColumn(statement))
+        }
+        return values
+    }
+
+    /// The first column of the first row, decoded as `Element`, or nil when
+    /// there is no row.
+    public func fetchOne(_ db: Database) throws -> Element? {
+        let statement = try prepareStatement(db)
+        defer { statement.reset() }
+        try Self.checkHasColumn(statement)
+        return try statement.step() ? Self.decodeFirstColumn(statement) : nil
+    }
+
+    /// A cursor over the first column of the rows, decoded as `Element`.
+    public func fetchCursor(_ db: Database) throws -> DatabaseCursor<Element> {
+        let statement = try prepareStatement(db)
+        try Self.checkHasColumn(statement)
+        return DatabaseCursor(statement: statement) { try Self.decodeFirstColumn($0) }
+    }
+
+    private static func checkHasColumn(_ statement: Statement) throws {
+        guard statement.columnCount > 0 else {
+            statement.reset()
+            throw RowDecodingError(
+                kind: .columnNotFound, column: "#0", sql: statement.sql,
+                message: "the statement returns no column")
+        }
+    }
+
+    @inline(__always)
+    private static func decodeFirstColumn(_ statement: Statement) throws -> Element {
+        let value = statement.columnValue(at: 0)
+        guard let decoded = Element.fromDatabaseValue(value) else {
+            throw RowDecodingError.valueMismatch(
+                Element.self, value: value, column: statement.columnNames[0], sql: statement.sql)
+        }
+        return decoded
+    }
+}
+
+extension FetchRequest where Element: FetchableRecord {
+    /// Every row of the request, decoded as a record.
+    ///
+    /// The row handed to `init(row:)` reuses one buffer of values for the whole
+    /// fetch unless the record keeps it.
+    ///
+    /// - Throws: The first error thrown by `init(row:)`, or a `DatabaseError`.
+    public func fetchAll(_ db: Database) throws -> [Element] {
+        let statement = try prepareStatement(db)
+        defer { statement.reset() }
+        let layout = statement.layout
+        var values: [DatabaseValue] = []
+        var records: [Element] = []
+        while try statement.step() {
+            statement.readRow(into: &values)
+            records.append(try Element(row: Row(layout: layout, values: values)))
+        }
+        return records
+    }
+
+    /// The first row of the request decoded as a record, or nil when there is none.
+    public func fetchOne(_ db: Database) throws -> Element? {
+        let statement = try prepareStatement(db)
+        defer { statement.reset() }
+        return try statement.step() ? Element(row: statement.currentRow()) : nil
+    }
+
+    /// A cursor over the records of the request, decoded one at a time as it
+    /// is iterated.
+    public func fetchCursor(_ db: Database) throws -> DatabaseCursor<Element> {
+        DatabaseCursor(statement: try prepareStatement(db)) { try Element(row: $0.currentRow()) }
+    }
+}

@@ -1,0 +1,164 @@
+/// A database row: ordered columns, each with a name and a value.
+///
+/// Read values with a subscript, by index or by column name (ASCII
+/// case-insensitive, as SQLite compares names; the leftmost column wins when
+/// several have the same name). Subscripts throw a `RowDecodingError`, never
+/// trap, when a column is missing or a value does not fit the requested type:
+///
+/// ```swift
+/// let row = try SQLRequest<Row>(sql: "SELECT id, name FROM player").fetchOne(db)!
+/// let id: Int64 = try row["id"]
+/// let name: String? = try row[1]
+/// ```
+///
+/// Two rows are equal when they have the same column names in the same order
+/// and equal raw values (see `DatabaseValue` for the comparison of values).
+public struct Row: Sendable, Hashable, CustomStringConvertible {
+    let layout: RowLayout
+    /// The values, one per column.
+    public internal(set) var databaseValues: [DatabaseValue]
+
+    init(layout: RowLayout, values: [DatabaseValue]) {
+        self.layout = layout
+        self.databaseValues = values
+    }
+
+    /// Creates a row from column names and values, in order.
+    ///
+    /// ```swift
+    /// let row = Row(["id": 1, "name": "Arthur", "score": nil])
+    /// ```
+    public init(_ columns: KeyValuePairs<String, (any DatabaseValueConvertible)?>) {
+        self.init(layout: RowLayout(columnNames: columns.map(\.key), sql: nil),
+                  values: columns.map { $0.value?.databaseValue ?? .null })
+    }
+
+    /// The number of columns.
+    public var count: Int { databaseValues.count }
+
+    /// The column names, in order.
+    public var columnNames: [String] { layout.columnNames }
+
+    /// Whether the row has a column with this name (ASCII case-insensitive).
+    public func hasColumn(_ name: String) -> Bool { layout.index(ofColumn: name) != nil }
+
+    /// The index of the leftmost column with this name (ASCII case-insensitive).
+    public func index(ofColumn name: String) -> Int? { layout.index(ofColumn: name) }
+
+    /// The value of the column at `index`, decoded as `Value`.
+    ///
+    /// - Throws: `RowDecodingError` when the index is out of range or the value
+    ///   cannot be decoded as `Value` (a NULL for a non-optional type, a text for
+    ///   a number, an integer that does not fit).
+    public subscript<Value: DatabaseValueConvertible>(index: Int) -> Value {
+        get throws {
+            guard databaseValues.indices.contains(index) else {
+                throw RowDecodingError(
+                    kind: .columnNotFound, column: "#\(index)", sql: layout.sql,
+                    message: "no column at index \(index) in a row of \(count) column(s)")
+            }
+            return try decode(Value.self, at: index)
+        }
+    }
+
+    /// The value of the leftmost column named `name` (ASCII case-insensitive),
+    /// decoded as `Value`.
+    ///
+    /// - Throws: `RowDecodingError` when there is no such column or the value
+    ///   cannot be decoded as `Value`.
+    public subscript<Value: DatabaseValueConvertible>(name: String) -> Value {
+        get throws {
+            guard let index = layout.index(ofColumn: name) else {
+                throw RowDecodingError(
+                    kind: .columnNotFound, column: name, sql: layout.sql,
+                    message: "no column named \(name) (columns: \(columnNames.joined(separator: ", ")))")
+            }
+            return try decode(Value.self, at: index)
+        }
+    }
+
+    /// Decodes the value at a valid index.
+    @inline(__always)
+    func decode<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value {
+        let value = databaseValues[index]
+        guard let decoded = Value.fromDatabaseValue(value) else {
+            throw RowDecodingError.valueMismatch(
+                Value.self, value: value, column: layout.columnNames[index], sql: layout.sql)
+        }
+        return decoded
+    }
+
+    /// `[id:1 name:'Arthur']`.
+    public var description: String {
+        "[" + zip(columnNames, databaseValues).map { "\($0):\($1)" }.joined(separator: " ") + "]"
+    }
+
+    /// Equal column names in the same order, and equal raw values.
+    public static func == (lhs: Row, rhs: Row) -> Bool {
+        lhs.databaseValues == rhs.databaseValues
+            && (lhs.layout === rhs.layout || lhs.layout.columnNames == rhs.layout.columnNames)
+    }
+
+    /// Hashes the column names and the raw values.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(layout.columnNames)
+        hasher.combine(databaseValues)
+    }
+}
+
+/// The column names shared by every row of a statement, with a name lookup
+/// built once.
+final class RowLayout: Sendable {
+    let columnNames: [String]
+    /// The SQL that produced the rows, for error messages.
+    let sql: String?
+    /// Lowercased name to leftmost index.
+    private let indexByLowercasedName: [String: Int]
+    /// Whether each column is the leftmost one with its name.
+    private let isLeftmost: [Bool]
+
+    init(columnNames: [String], sql: String?) {
+        self.columnNames = columnNames
+        self.sql = sql
+        var index: [String: Int] = [:]
+        for (offset, name) in columnNames.enumerated() where index[name.asciiLowercased] == nil {
+            index[name.asciiLowercased] = offset
+        }
+        self.indexByLowercasedName = index
+        self.isLeftmost = columnNames.indices.map { index[columnNames[$0].asciiLowercased] == $0 }
+    }
+
+    /// The leftmost column with this name, ASCII case-insensitive.
+    func index(ofColumn name: String) -> Int? {
+        indexByLowercasedName[name.asciiLowercased]
+    }
+
+    /// The index of `name`, trying `hint` first: decoding a record usually
+    /// reads columns in order, so the hint is usually right and costs one
+    /// string comparison instead of a hash.
+    @inline(__always)
+    func index(ofColumn name: String, hint: Int) -> Int? {
+        if hint < columnNames.count, isLeftmost[hint], columnNames[hint] == name {
+            return hint
+        }
+        return index(ofColumn: name)
+    }
+}
+
+extension String {
+    /// The string with ASCII letters lowercased, other characters unchanged
+    /// (SQLite's case-insensitivity for identifiers).
+    var asciiLowercased: String {
+        guard utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return self }
+        return String(decoding: utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+
+    /// Equality ignoring the case of ASCII letters.
+    func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
+        utf8.elementsEqual(other.utf8) { a, b in
+            let a = a >= UInt8(ascii: "A") && a <= UInt8(ascii: "Z") ? a + 32 : a
+            let b = b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") ? b + 32 : b
+            return a == b
+        }
+    }
+}
