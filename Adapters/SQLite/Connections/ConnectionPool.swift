@@ -73,6 +73,16 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// A connection that is free now (idle, or opened for a free slot), or
+    /// nil without waiting when every connection is busy.
+    func acquireIfAvailable() -> SerializedDatabase? {
+        switch takeOrReserve() {
+        case .available(let connection): return connection
+        case .open: return try? open()
+        case .closed, .wait: return nil
+        }
+    }
+
     /// Returns a connection to the pool, handing it to the oldest waiter if any.
     func release(_ connection: SerializedDatabase) {
         enum Action { case resume(Waiter), close, keep }

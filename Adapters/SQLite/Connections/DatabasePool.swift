@@ -16,7 +16,7 @@ public final class DatabasePool: DatabaseWriter {
     /// The path of the database file.
     public let path: String
     let writer: SerializedDatabase
-    private let readers: ConnectionPool
+    let readers: ConnectionPool
 
     /// Opens the database file at `path` (creating it unless
     /// `configuration.readonly`) and switches it to WAL mode.

@@ -8,7 +8,7 @@ import Foundation
 /// caller's thread, with the queue blocked by `queue.sync`), so no two
 /// threads ever touch it at once.
 final class SerializedDatabase: @unchecked Sendable {
-    private let database: Database
+    let database: Database
     let queue: DispatchQueue
 
     /// Marks the queue, so that a reentrant access is detected before it deadlocks.

@@ -33,6 +33,27 @@ public struct Configuration: Sendable {
     /// description of `DatabaseError`. Default `"ReactiveSQLite"`.
     public var label: String = "ReactiveSQLite"
 
+    /// How the writer connection learns about row changes, for observations.
+    public enum ChangeTracking: Sendable, Hashable {
+        /// SQLite's pre-update hook when the library has it (checked at run
+        /// time with `sqlite3_compileoption_used`), else the update hook.
+        ///
+        /// With the pre-update hook, observers know old and new values: an
+        /// UPDATE that changes no value is not a change, a row whose rowid
+        /// changes is seen under both rowids, rows deleted by `INSERT OR
+        /// REPLACE` are seen as deletions, and WITHOUT ROWID tables are observed.
+        case automatic
+        /// SQLite's update hook only, as on a library built without the
+        /// pre-update hook: every UPDATE of an observed column is a potential
+        /// change (even one that changes no value), rows deleted by `INSERT OR
+        /// REPLACE` conflicts are not seen, and changes to WITHOUT ROWID tables
+        /// are not observed.
+        case updateHookOnly
+    }
+
+    /// How the writer connection tracks changes. Default `.automatic`.
+    public var changeTracking: ChangeTracking = .automatic
+
     /// Creates the default configuration.
     public init() {}
 

@@ -23,25 +23,39 @@ extension Database {
                 let database = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
                 database.regionRecorder?.record(
                     action: action, argument1, argument2, argument3, argument4)
-                return SQLITE_OK
+                return database.recordEffects(action: action, argument1, argument2)
             },
             context)
     }
 }
 
 /// What one statement reads, as reported by the authorizer while it compiles.
+///
+/// On SQLite 3.40.1 (checked by `RegionRecordingTests`):
+/// - `SQLITE_READ` (table, column, database, view or trigger): the statement
+///   reads that column. An empty column name means the whole table: SQLite
+///   reports it for `COUNT(*)`, for a table none of whose columns is used
+///   (`SELECT 1 FROM t`, `EXISTS (SELECT 1 FROM t)`), and for `rowid`.
+/// - A view is reported twice: as reads of its base tables' columns (the
+///   view's name in the fourth argument), and as reads of its own columns.
+///   The base tables are kept, the names of views are dropped. Common table
+///   expressions are never reported, only the tables they read.
+/// - SQLite reads `sqlite_master` (`sqlite_schema`) and `sqlite_temp_master`
+///   to check the schema: those reads are dropped, like a user's reads of
+///   them, since no observable change happens there.
 final class RegionRecorder {
     private struct TableReads {
         var name: String
-        /// nil: every column (SQLite reports an empty column name for
-        /// `COUNT(*)` and for `rowid`).
+        /// nil: every column.
         var columns: Set<String>?
     }
 
     /// Reads, keyed by lowercased table name.
     private var reads: [String: TableReads] = [:]
 
-    /// Whether the statement creates, drops or alters a schema object.
+    /// Whether running the statement may change the schema: it creates, drops
+    /// or alters a schema object, or rolls back a transaction or a savepoint,
+    /// which may undo such a change.
     private(set) var changesSchema = false
 
     func record(
@@ -54,14 +68,18 @@ final class RegionRecorder {
             // argument1: table, argument2: column, argument3: database,
             // argument4: the innermost trigger or view responsible, if any.
             guard let argument1 else { return }
-            let table = String(cString: argument1)
-            let key = table.asciiLowercased
-            let column = argument2.map { String(cString: $0) } ?? ""
-            var entry = reads[key] ?? TableReads(name: table, columns: [])
-            if column.isEmpty {
-                entry.columns = nil
+            let key = String(cString: argument1).asciiLowercased
+            switch key {
+            case "sqlite_master", "sqlite_temp_master", "sqlite_schema", "sqlite_temp_schema":
+                return
+            default:
+                break
+            }
+            var entry = reads[key] ?? TableReads(name: String(cString: argument1), columns: [])
+            if let argument2, argument2.pointee != 0 {
+                entry.columns?.insert(String(cString: argument2).asciiLowercased)
             } else {
-                entry.columns?.insert(column.asciiLowercased)
+                entry.columns = nil
             }
             reads[key] = entry
         case SQLITE_CREATE_INDEX, SQLITE_CREATE_TABLE, SQLITE_CREATE_TEMP_INDEX, SQLITE_CREATE_TEMP_TABLE,
@@ -70,23 +88,27 @@ final class RegionRecorder {
             SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
             SQLITE_ALTER_TABLE, SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE, SQLITE_ATTACH, SQLITE_DETACH:
             changesSchema = true
+        case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
+            // argument1: "BEGIN", "COMMIT", "RELEASE" or "ROLLBACK".
+            if let argument1, String(cString: argument1) == "ROLLBACK" {
+                changesSchema = true
+            }
         default:
             break
         }
     }
 
-    /// The recorded region: schema tables dropped, views dropped (their base
-    /// tables were recorded as well), and a table whose every column is read
-    /// recorded as the whole table.
+    /// The recorded region: views dropped (their base tables were recorded
+    /// as well), and a table whose every column is read recorded as the
+    /// whole table, so that `SELECT *` and `COUNT(*)` give `player(*)`.
+    ///
+    /// - Throws: A `DatabaseError` when the schema cannot be read.
     func region(in database: Database) throws -> DatabaseRegion {
         var region = DatabaseRegion()
-        for (key, entry) in reads {
-            switch key {
-            case "sqlite_master", "sqlite_temp_master", "sqlite_schema", "sqlite_temp_schema":
-                continue
-            default:
-                break
-            }
+        if reads.isEmpty { return region }
+        // The reads name tables of the schema SQLite just compiled against.
+        try database.refreshSchemaCacheIfNeeded()
+        for entry in reads.values {
             let schema = try database.tableSchema(named: entry.name)
             if schema?.isView == true { continue }
             var columns = entry.columns

@@ -1,44 +1,67 @@
 /// What the package needs to know of a table or view: its columns and its
-/// primary key. Read with `PRAGMA table_list`, `table_info` and `index_list`,
-/// cached per connection, and forgotten when a statement of the connection
-/// changes the schema.
+/// primary key. Read with `PRAGMA table_list`, `table_xinfo` and `index_list`,
+/// cached per connection, and forgotten when the schema changes (see
+/// `SchemaCache`).
 struct TableSchema: Sendable {
     /// The primary key of a table.
     enum PrimaryKey: Sendable, Equatable {
         /// The rowid: an `INTEGER PRIMARY KEY` column that aliases it, or no
-        /// declared primary key (nil column: the hidden `rowid`).
+        /// declared primary key (nil column: the hidden rowid, reached by
+        /// `rowIDName`).
         case rowID(column: String?)
         /// Declared key columns that are not the rowid (a WITHOUT ROWID table,
-        /// a compound key, a key of another type).
+        /// a compound key, a key of another type, an `INTEGER PRIMARY KEY
+        /// DESC` column).
         case columns([String])
-
-        /// The columns to select and order by: the alias, `rowid`, or the key columns.
-        var columnNames: [String] {
-            switch self {
-            case .rowID(let column): [column ?? "rowid"]
-            case .columns(let columns): columns
-            }
-        }
     }
 
     /// The name as the schema spells it.
     var name: String
     var isView: Bool
-    /// The visible columns, in order (empty for a view).
+    /// Whether the table is declared `WITHOUT ROWID`.
+    var isWithoutRowID: Bool
+    /// The columns `SELECT *` returns, in order, generated columns included
+    /// (empty for a view).
     var columns: [String]
     var primaryKey: PrimaryKey
+    /// The name that reaches the rowid in SQL: `rowid`, or `_rowid_` or
+    /// `oid` when a column shadows `rowid`.
+    var rowIDName: String
+
+    /// The columns that identify a row, to select, filter and order by:
+    /// the rowid alias, the hidden rowid, or the key columns.
+    var primaryKeyColumnNames: [String] {
+        switch primaryKey {
+        case .rowID(let column): [column ?? rowIDName]
+        case .columns(let columns): columns
+        }
+    }
 }
 
+/// The schema information of one connection.
+///
+/// It stays valid while the schema does not change. The connection's own
+/// schema changes clear it (statements that create, drop or alter a schema
+/// object, and rollbacks, which may undo such a statement). Other connections
+/// change the schema version (`PRAGMA schema_version`): the cache is checked
+/// against it before a table is looked up for the first time, before every
+/// compiled statement's region is computed, and before a missing table is
+/// reported.
 struct SchemaCache {
     /// Keyed by lowercased name; `.some(nil)` records a missing table.
     var tables: [String: TableSchema?] = [:]
+    /// The schema version the entries were read at; nil when unknown.
+    var schemaVersion: Int32?
 }
 
 extension Database {
     /// The schema of a table or view, or nil when there is none with this name.
+    ///
+    /// - Complexity: O(1) when cached (a hash of the name).
     func tableSchema(named name: String) throws -> TableSchema? {
         let key = name.asciiLowercased
         if let cached = schemaCache.tables[key] { return cached }
+        try refreshSchemaCacheIfNeeded()
         let schema = try readTableSchema(named: name)
         schemaCache.tables[key] = .some(schema)
         return schema
@@ -46,30 +69,64 @@ extension Database {
 
     /// The schema of a table that must exist.
     ///
-    /// - Throws: `DatabaseError` (`SQLITE_ERROR`, "no such table") when there is none.
+    /// - Throws: `DatabaseError` (`SQLITE_ERROR`, "no such table") when there
+    ///   is none, or when the name is a view's.
     func existingTableSchema(named name: String) throws -> TableSchema {
-        guard let schema = try tableSchema(named: name), !schema.isView else {
+        if let schema = try tableSchema(named: name), !schema.isView { return schema }
+        // The cache may predate a change of another connection: check before failing.
+        try refreshSchemaCacheIfNeeded()
+        let schema = try tableSchema(named: name)
+        guard let schema else {
             throw DatabaseError(resultCode: .SQLITE_ERROR, message: "no such table: \(name)", connectionLabel: label)
         }
+        guard !schema.isView else {
+            throw DatabaseError(
+                resultCode: .SQLITE_ERROR,
+                message: "\(schema.name) is a view, not a table: it has no primary key", connectionLabel: label)
+        }
         return schema
+    }
+
+    /// Clears the schema cache when another connection changed the schema
+    /// since it was filled.
+    ///
+    /// - Complexity: One `PRAGMA schema_version` (a read of the database header).
+    func refreshSchemaCacheIfNeeded() throws {
+        let version = try SQLRequest<Int32>(sql: "PRAGMA schema_version").fetchOne(self)
+        guard let version else { return }
+        if let cached = schemaCache.schemaVersion, cached == version { return }
+        if schemaCache.schemaVersion != nil || !schemaCache.tables.isEmpty {
+            clearSchemaCache()
+        }
+        schemaCache.schemaVersion = version
     }
 
     private func readTableSchema(named name: String) throws -> TableSchema? {
         let quoted = SQLScanner.quote(name)
         // Columns of PRAGMA table_list: schema, name, type, ncol, wr, strict.
-        guard let list = try fetchRows(sql: "PRAGMA table_list(\(quoted))").first else { return nil }
-        let schemaName: String = try list[0]
-        let tableName: String = try list[1]
-        let type: String = try list[2]
-        if type == "view" {
-            return TableSchema(name: tableName, isView: true, columns: [], primaryKey: .columns([]))
+        // A temporary table hides a main table of the same name, as in SQL.
+        let list = try fetchRows(sql: "PRAGMA table_list(\(quoted))")
+        guard let entry = try list.first(where: { (try $0[0] as String) == "temp" }) ?? list.first else {
+            return nil
         }
-        let withoutRowID: Bool = try list[4]
+        let schemaName: String = try entry[0]
+        let tableName: String = try entry[1]
+        let type: String = try entry[2]
+        if type == "view" {
+            return TableSchema(
+                name: tableName, isView: true, isWithoutRowID: false, columns: [], primaryKey: .columns([]),
+                rowIDName: "rowid")
+        }
+        let isWithoutRowID: Bool = try entry[4]
         let qualified = SQLScanner.quote(schemaName) + "."
-        // Columns of PRAGMA table_info: cid, name, type, notnull, dflt_value, pk.
+        // Columns of PRAGMA table_xinfo: cid, name, type, notnull, dflt_value,
+        // pk, hidden (0 plain, 1 hidden column of a virtual table, 2 and 3
+        // generated columns, which `SELECT *` returns).
         var columns: [String] = []
         var keyColumns: [(position: Int, name: String, type: String)] = []
-        for row in try fetchRows(sql: "PRAGMA \(qualified)table_info(\(quoted))") {
+        for row in try fetchRows(sql: "PRAGMA \(qualified)table_xinfo(\(quoted))") {
+            let hidden: Int = try row[6]
+            if hidden == 1 { continue }
             let column: String = try row[1]
             columns.append(column)
             let position: Int = try row[5]
@@ -77,20 +134,33 @@ extension Database {
         }
         keyColumns.sort { $0.position < $1.position }
         let primaryKey: TableSchema.PrimaryKey
-        if withoutRowID {
+        if isWithoutRowID {
             primaryKey = .columns(keyColumns.map(\.name))
         } else if keyColumns.isEmpty {
             primaryKey = .rowID(column: nil)
         } else if keyColumns.count == 1, keyColumns[0].type.asciiLowercased == "integer",
             try !hasPrimaryKeyIndex(qualified: qualified, quotedTable: quoted)
         {
-            // An INTEGER PRIMARY KEY aliases the rowid, except when declared
-            // DESC, which SQLite implements with a separate index (origin "pk").
+            // > a PRIMARY KEY column only becomes an integer primary key if the
+            // > declared type name is exactly "INTEGER" [...] "CREATE TABLE
+            // > t(x INTEGER PRIMARY KEY DESC, y, z)" [...] does not cause "x" to
+            // > become an alias for the rowid. https://www.sqlite.org/lang_createtable.html#rowid
+            // SQLite implements that DESC key with an index of origin "pk".
             primaryKey = .rowID(column: keyColumns[0].name)
         } else {
             primaryKey = .columns(keyColumns.map(\.name))
         }
-        return TableSchema(name: tableName, isView: false, columns: columns, primaryKey: primaryKey)
+        // > If a table contains a user defined column named "rowid", "oid" or
+        // > "_rowid_", then that name always refers the explicitly declared
+        // > column and cannot be used to retrieve the integer rowid value.
+        // https://www.sqlite.org/lang_createtable.html#rowid
+        let rowIDName =
+            ["rowid", "_rowid_", "oid"].first { candidate in
+                !columns.contains { $0.asciiCaseInsensitiveEquals(candidate) }
+            } ?? "rowid"
+        return TableSchema(
+            name: tableName, isView: false, isWithoutRowID: isWithoutRowID, columns: columns,
+            primaryKey: primaryKey, rowIDName: rowIDName)
     }
 
     private func hasPrimaryKeyIndex(qualified: String, quotedTable: String) throws -> Bool {

@@ -38,6 +38,25 @@ public final class Database {
     /// Collects what the statement being compiled reads (see `Database+Authorizer.swift`).
     var regionRecorder: RegionRecorder?
 
+    /// Collects what the statement being compiled may change (see `StatementEffects`).
+    var effectsRecorder: StatementEffects?
+
+    /// The change hooks of the connection, created when first observed (see
+    /// `TransactionObserverBroker`).
+    private(set) lazy var observationBroker = TransactionObserverBroker(database: self)
+
+    /// The broker, once something observes the connection: statements
+    /// report their start and end to it.
+    var activeBroker: TransactionObserverBroker? {
+        guard let broker = _activeBroker, broker.isObserving else { return nil }
+        return broker
+    }
+    var _activeBroker: TransactionObserverBroker?
+
+    /// While an observation fetches its value, the union of the regions of
+    /// the statements it runs; nil otherwise.
+    var selectionRegion: DatabaseRegion?
+
     init(path: String, configuration: Configuration, role: String, readonly: Bool) throws {
         self.configuration = configuration
         self.label = configuration.label + "." + role
@@ -223,7 +242,10 @@ public final class Database {
     func prepareStatement(_ base: UnsafePointer<CChar>, offset: inout Int, sql: String) throws -> Statement? {
         let recorder = RegionRecorder()
         let previousRecorder = regionRecorder
+        let previousEffects = effectsRecorder
         regionRecorder = recorder
+        effectsRecorder = StatementEffects()
+        defer { effectsRecorder = previousEffects }
         var handle: OpaquePointer?
         var tail: UnsafePointer<CChar>?
         let start = base + offset
@@ -236,7 +258,9 @@ public final class Database {
         offset += tail.map { start.distance(to: $0) } ?? 0
         guard let handle else { return nil }
         let region = try recorder.region(in: self)
-        return Statement(handle: handle, database: self, region: region, changesSchema: recorder.changesSchema)
+        return Statement(
+            handle: handle, database: self, region: region, changesSchema: recorder.changesSchema,
+            effects: effectsRecorder ?? StatementEffects())
     }
 
     // MARK: - Execution
@@ -273,5 +297,6 @@ public final class Database {
     /// Forgets the cached schema information (columns, primary keys, views).
     func clearSchemaCache() {
         schemaCache = SchemaCache()
+        _activeBroker?.schemaDidChange()
     }
 }

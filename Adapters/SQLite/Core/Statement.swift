@@ -39,6 +39,10 @@ public final class Statement {
     /// Whether running the statement changes the schema (CREATE, DROP, ALTER...).
     let changesSchema: Bool
 
+    /// What the statement may change, and its savepoint action, for the
+    /// observation broker.
+    let effects: StatementEffects
+
     /// For each parameter index (1-based, so element 0 is parameter 1): its
     /// name without prefix, or nil for a positional parameter (`?`, `?NNN`).
     let parameterNames: [String?]
@@ -54,7 +58,11 @@ public final class Statement {
     /// The arguments of the current run, for error messages.
     private var arguments = StatementArguments()
 
-    init(handle: OpaquePointer, database: Database, region: DatabaseRegion, changesSchema: Bool) {
+    init(
+        handle: OpaquePointer, database: Database, region: DatabaseRegion, changesSchema: Bool,
+        effects: StatementEffects
+    ) {
+        self.effects = effects
         self.handle = handle
         self.database = database
         self.sql = String(cString: sqlite3_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -105,6 +113,7 @@ public final class Statement {
                 + "or use a distinct statement (sql: \(sql))")
         reset()
         arguments = consumer.arguments
+        if database.selectionRegion != nil { database.selectionRegion!.formUnion(region) }
         for (offset, name) in parameterNames.enumerated() {
             guard let value = consumer.value(forParameterNamed: name) else {
                 throw DatabaseError(
@@ -161,12 +170,28 @@ public final class Statement {
     /// Advances to the next row: true when a row is available, false when done.
     @inline(__always)
     func step() throws -> Bool {
+        if !needsReset, let broker = database.activeBroker {
+            broker.statementWillStart(self)
+        }
         needsReset = true
         let code = sqlite3_step(handle)
         switch code {
-        case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
-        default: throw database.makeError(code, sql: sql, arguments: arguments)
+        case SQLITE_ROW:
+            return true
+        case SQLITE_DONE:
+            database.activeBroker?.statementDidFinish(self, succeeded: true)
+            return false
+        default:
+            let error = database.makeError(code, sql: sql, arguments: arguments)
+            if let broker = database.activeBroker {
+                broker.statementDidFinish(self, succeeded: false)
+                // A transaction observer vetoed the commit: its error, not
+                // SQLITE_CONSTRAINT_COMMITHOOK, reaches the writer.
+                if code & 0xFF == SQLITE_CONSTRAINT, let observerError = broker.takeWillCommitError() {
+                    throw observerError
+                }
+            }
+            throw error
         }
     }
 

@@ -11,7 +11,9 @@
 /// A cursor belongs to its access closure, like `Database`: it is not
 /// `Sendable`, and must not be used after the closure returns. While it is
 /// not exhausted, its statement is busy: another fetch of the same SQL
-/// compiles a statement of its own.
+/// compiles a statement of its own, so several cursors over the same SQL
+/// can be iterated at once. A cursor abandoned before its end gives its
+/// statement back when it is released.
 public final class DatabaseCursor<Element> {
     private let statement: Statement
     private let decode: (Statement) throws -> Element
@@ -24,7 +26,9 @@ public final class DatabaseCursor<Element> {
     }
 
     deinit {
-        if !isDone { statement.reset() }
+        // An abandoned cursor gives its statement back to the cache, whether
+        // it was stepped or not.
+        if !isDone { finish() }
     }
 
     /// The next element, or nil when the results are exhausted. After nil,
@@ -56,6 +60,7 @@ public final class DatabaseCursor<Element> {
 
     private func finish() {
         isDone = true
-        statement.reset()
+        statement.endFetch()
+        statement.isBusy = false
     }
 }

@@ -4,7 +4,7 @@ import DatabaseRegions
 /// request, or a `DatabaseRegion` itself.
 ///
 /// Observations use it to know which commits may change a value.
-public protocol DatabaseRegionConvertible {
+public protocol DatabaseRegionConvertible: Sendable {
     /// The region of the database this value depends on.
     ///
     /// - Throws: A `DatabaseError` when a request's SQL does not compile.

@@ -7,7 +7,7 @@ extension FetchRequest where Element == Row {
     /// - Complexity: O(n × c), where n is the number of rows and c the number of columns.
     public func fetchAll(_ db: Database) throws -> [Row] {
         let statement = try prepareStatement(db)
-        defer { statement.reset() }
+        defer { statement.endFetch() }
         var rows: [Row] = []
         while try statement.step() {
             rows.append(statement.currentRow())
@@ -18,7 +18,7 @@ extension FetchRequest where Element == Row {
     /// The first row of the request, or nil when there is none.
     public func fetchOne(_ db: Database) throws -> Row? {
         let statement = try prepareStatement(db)
-        defer { statement.reset() }
+        defer { statement.endFetch() }
         return try statement.step() ? statement.currentRow() : nil
     }
 
@@ -36,7 +36,7 @@ extension FetchRequest where Element: DatabaseValueConvertible {
     ///   for a non-optional type, a value of another type).
     public func fetchAll(_ db: Database) throws -> [Element] {
         let statement = try prepareStatement(db)
-        defer { statement.reset() }
+        defer { statement.endFetch() }
         try Self.checkHasColumn(statement)
         var values: [Element] = []
         while try statement.step() {
@@ -49,7 +49,7 @@ extension FetchRequest where Element: DatabaseValueConvertible {
     /// there is no row.
     public func fetchOne(_ db: Database) throws -> Element? {
         let statement = try prepareStatement(db)
-        defer { statement.reset() }
+        defer { statement.endFetch() }
         try Self.checkHasColumn(statement)
         return try statement.step() ? Self.decodeFirstColumn(statement) : nil
     }
@@ -63,7 +63,7 @@ extension FetchRequest where Element: DatabaseValueConvertible {
 
     private static func checkHasColumn(_ statement: Statement) throws {
         guard statement.columnCount > 0 else {
-            statement.reset()
+            statement.endFetch()
             throw RowDecodingError(
                 kind: .columnNotFound, column: "#0", sql: statement.sql,
                 message: "the statement returns no column")
@@ -90,7 +90,7 @@ extension FetchRequest where Element: FetchableRecord {
     /// - Throws: The first error thrown by `init(row:)`, or a `DatabaseError`.
     public func fetchAll(_ db: Database) throws -> [Element] {
         let statement = try prepareStatement(db)
-        defer { statement.reset() }
+        defer { statement.endFetch() }
         let layout = statement.layout
         var values: [DatabaseValue] = []
         var records: [Element] = []
@@ -104,7 +104,7 @@ extension FetchRequest where Element: FetchableRecord {
     /// The first row of the request decoded as a record, or nil when there is none.
     public func fetchOne(_ db: Database) throws -> Element? {
         let statement = try prepareStatement(db)
-        defer { statement.reset() }
+        defer { statement.endFetch() }
         return try statement.step() ? Element(row: statement.currentRow()) : nil
     }
 

@@ -32,6 +32,9 @@ extension FetchRequest {
     }
 
     /// Compiles the request (through the statement cache) and binds its arguments.
+    ///
+    /// - Throws: A `DatabaseError` when the SQL does not compile, or when the
+    ///   arguments do not fit its parameters (`SQLITE_RANGE`), before anything runs.
     func prepareStatement(_ db: Database) throws -> Statement {
         let (sql, arguments) = try makeSQL(db)
         let statement = try db.cachedStatement(sql: sql)
@@ -40,17 +43,50 @@ extension FetchRequest {
     }
 
     /// The number of rows the request returns, counted by SQLite without
-    /// fetching them (`SELECT COUNT(*) FROM (...)`).
+    /// fetching them: the request's statement runs as a subquery of
+    /// `SELECT COUNT(*) FROM (...)`. A statement that cannot be a subquery
+    /// (a `PRAGMA`, an `INSERT ... RETURNING`) runs, and its rows are
+    /// counted as they come, without being decoded.
     ///
-    /// - Throws: A `DatabaseError` when the SQL does not compile or run.
+    /// ```swift
+    /// let count = try SQLRequest<Row>(sql: "SELECT * FROM player WHERE score > ?", arguments: [100]).fetchCount(db)
+    /// ```
+    ///
+    /// - Throws: A `DatabaseError` when the SQL does not compile, when the
+    ///   arguments do not fit (before anything runs), or when SQLite fails.
     public func fetchCount(_ db: Database) throws -> Int {
         let (sql, arguments) = try makeSQL(db)
-        let statement = try db.cachedStatement(sql: "SELECT COUNT(*) FROM (\(SQLScanner.trimmingTrailingSemicolons(sql)))")
+        // The request's own statement checks the SQL holds one statement and
+        // its arguments fit, with errors that show the SQL as written, and
+        // gives its SQL without the comments and blanks that follow it.
+        let statement = try db.cachedStatement(sql: sql)
         try statement.setArguments(arguments)
-        defer { statement.reset() }
-        guard try statement.step(), case .integer(let count) = statement.columnValue(at: 0).storage else {
+        // Line breaks keep a trailing `--` comment away from the parenthesis.
+        let countSQL = "SELECT COUNT(*) FROM (\n" + SQLScanner.trimmingTrailingSemicolons(statement.sql) + "\n)"
+        let countStatement: Statement
+        do {
+            countStatement = try db.cachedStatement(sql: countSQL)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            // Not a SELECT: count the rows of the statement itself.
+            defer { statement.endFetch() }
+            var count = 0
+            while try statement.step() { count += 1 }
+            return count
+        }
+        try countStatement.setArguments(arguments)
+        defer { countStatement.endFetch() }
+        guard try countStatement.step(), case .integer(let count) = countStatement.columnValue(at: 0).storage else {
             return 0
         }
         return Int(count)
+    }
+}
+
+extension Statement {
+    /// Resets a statement whose rows were fetched, and forgets the schema
+    /// information when it changed the schema, as `run` does.
+    func endFetch() {
+        reset()
+        if changesSchema { database.clearSchemaCache() }
     }
 }

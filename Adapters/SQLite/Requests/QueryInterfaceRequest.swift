@@ -3,8 +3,11 @@ import DatabaseRegions
 /// A condition of a `QueryInterfaceRequest`.
 enum QueryFilter: Sendable {
     case sql(String, StatementArguments)
-    /// Primary key values; each key is one value per primary key column.
+    /// Primary key values; each key is one value per primary key column, in
+    /// the order of the primary key.
     case keys([[DatabaseValue]])
+    /// One primary key, given by column name.
+    case namedKey([String: DatabaseValue])
 }
 
 /// An ordering term of a `QueryInterfaceRequest`.
@@ -27,7 +30,9 @@ enum QueryOrdering: Sendable {
 /// ```
 ///
 /// The request is a value: each method returns a new request. Its SQL is
-/// built when it is fetched, from the table's schema (primary key columns).
+/// built when it is fetched, from the table's schema (primary key columns):
+/// `SELECT * FROM "player" WHERE ... ORDER BY ... LIMIT ...`. Conditions
+/// combine with `AND`, in the order they were added.
 public struct QueryInterfaceRequest<Element>: FetchRequest {
     /// The table the request reads.
     public let tableName: String
@@ -43,17 +48,23 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
 
     /// The request with an additional SQL condition (`WHERE` clause), combined
     /// with the previous ones by `AND`.
+    ///
+    /// ```swift
+    /// let request = Player.all().filter(sql: "score > ?", arguments: [100])
+    /// ```
     public func filter(sql: String, arguments: StatementArguments = StatementArguments()) -> Self {
         var request = self
         request.filters.append(.sql(sql, arguments))
         return request
     }
 
-    /// The request restricted to the row whose primary key is `key` (a single
-    /// column key, or the rowid when the table has no primary key).
+    /// The request restricted to the row whose primary key is `key`: a
+    /// single column key, or the rowid when the table declares no primary key.
     ///
     /// On a table whose primary key is the rowid, the request's region is
-    /// row-precise: it is modified only by changes of that row.
+    /// row-precise (`player(*)[1]`): only changes of that row modify it.
+    /// Fetching throws a `DatabaseError` when the table's primary key has
+    /// several columns (use `filter(key:)` with a dictionary).
     public func filter(key: some DatabaseValueConvertible) -> Self {
         var request = self
         request.filters.append(.keys([[key.databaseValue]]))
@@ -61,21 +72,30 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     }
 
     /// The request restricted to the rows whose primary keys are among `keys`
-    /// (single column keys). An empty collection selects no row.
+    /// (single column keys, or rowids). An empty collection selects no row,
+    /// and the request's region is then empty.
+    ///
+    /// On a table whose primary key is the rowid, the request's region is
+    /// row-precise (`player(*)[1,2]`).
     public func filter<Keys: Sequence>(keys: Keys) -> Self where Keys.Element: DatabaseValueConvertible {
         var request = self
         request.filters.append(.keys(keys.map { [$0.databaseValue] }))
         return request
     }
 
-    /// The request restricted to the row of a compound primary key, given
-    /// as a dictionary from column name to value.
+    /// The request restricted to the row of a primary key given as a
+    /// dictionary from column name (ASCII case-insensitive) to value: the
+    /// way to filter a compound primary key.
+    ///
+    /// ```swift
+    /// let request = Membership.filter(key: ["teamId": 1, "playerId": 2])
+    /// ```
+    ///
+    /// Fetching throws a `DatabaseError` when the names are not exactly the
+    /// columns of the table's primary key.
     public func filter(key: [String: (any DatabaseValueConvertible)?]) -> Self {
         var request = self
-        let columns = key.keys.sorted()
-        request.filters.append(.sql(
-            columns.map { "\(SQLScanner.quote($0)) = ?" }.joined(separator: " AND "),
-            StatementArguments(columns.map { key[$0]! })))
+        request.filters.append(.namedKey(key.mapValues { $0?.databaseValue ?? .null }))
         return request
     }
 
@@ -88,8 +108,9 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     }
 
     /// The request ordered by every primary key column (the rowid when the
-    /// table has none), in SQLite's `BINARY` collation even when a key column
-    /// declares another one.
+    /// table declares none), in SQLite's `BINARY` collation even when a key
+    /// column declares another one: text keys sort by their UTF-8 bytes,
+    /// the order of `DatabaseValue`'s `<`.
     public func orderByPrimaryKey() -> Self {
         var request = self
         request.orderings.append(.primaryKey)
@@ -97,6 +118,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     }
 
     /// The request limited to `count` rows, after skipping `offset` rows.
+    /// A later call replaces the limit.
     public func limit(_ count: Int, offset: Int? = nil) -> Self {
         var request = self
         request.limit = (count, offset)
@@ -120,31 +142,31 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
 
     /// `SELECT * FROM "player" WHERE ... ORDER BY ... LIMIT ...`, and its arguments.
     ///
-    /// - Throws: `DatabaseError` when the table does not exist, or when a key
-    ///   does not have one value per primary key column.
+    /// - Throws: `DatabaseError` when the request needs the table's primary
+    ///   key (key filters, `orderByPrimaryKey()`) and the table does not
+    ///   exist, or a key does not have one value per primary key column.
     public func makeSQL(_ db: Database) throws -> (sql: String, arguments: StatementArguments) {
-        let table = SQLScanner.quote(tableName)
-        var sql = "SELECT * FROM \(table)"
+        var sql = "SELECT * FROM " + SQLScanner.quote(tableName)
         var arguments = StatementArguments()
-        var schema: TableSchema?
-        func tableSchema() throws -> TableSchema {
-            if let schema { return schema }
-            let loaded = try db.existingTableSchema(named: tableName)
-            schema = loaded
-            return loaded
+        var loadedSchema: TableSchema?
+        func schema() throws -> TableSchema {
+            if let loadedSchema { return loadedSchema }
+            let schema = try db.existingTableSchema(named: tableName)
+            loadedSchema = schema
+            return schema
         }
         if !filters.isEmpty {
             var conditions: [String] = []
             for filter in filters {
-                switch filter {
-                case .sql(let condition, let conditionArguments):
+                if case .sql(let condition, let conditionArguments) = filter {
                     conditions.append("(\(condition))")
                     arguments.append(contentsOf: conditionArguments)
-                case .keys(let keys):
-                    let columns = try tableSchema().primaryKey.columnNames
-                    conditions.append(try Self.keyCondition(columns: columns, keys: keys, table: tableName))
-                    for key in keys { arguments.append(contentsOf: StatementArguments(key)) }
+                    continue
                 }
+                let schema = try schema()
+                let keys = try Self.keys(of: filter, in: schema)
+                conditions.append(Self.keyCondition(columns: schema.primaryKeyColumnNames, keyCount: keys.count))
+                for key in keys { arguments.append(contentsOf: StatementArguments(key)) }
             }
             sql += " WHERE " + conditions.joined(separator: " AND ")
         }
@@ -155,7 +177,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
                 case .sql(let term):
                     terms.append(term)
                 case .primaryKey:
-                    terms += try tableSchema().primaryKey.columnNames.map { "\(SQLScanner.quote($0)) COLLATE BINARY" }
+                    terms += try schema().primaryKeyColumnNames.map { SQLScanner.quote($0) + " COLLATE BINARY" }
                 }
             }
             sql += " ORDER BY " + terms.joined(separator: ", ")
@@ -167,50 +189,109 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
         return (sql, arguments)
     }
 
-    private static func keyCondition(columns: [String], keys: [[DatabaseValue]], table: String) throws -> String {
-        guard !keys.isEmpty else { return "0" }
-        for key in keys where key.count != columns.count {
-            throw DatabaseError(
-                resultCode: .SQLITE_MISUSE,
-                message: "the primary key of \(table) has \(columns.count) column(s) (\(columns.joined(separator: ", "))): "
-                    + "a key with \(key.count) value(s) does not fit")
+    /// The keys of a key filter, each with one value per primary key column.
+    ///
+    /// - Throws: `DatabaseError` (`SQLITE_MISUSE`) when a key does not fit
+    ///   the primary key.
+    private static func keys(of filter: QueryFilter, in schema: TableSchema) throws -> [[DatabaseValue]] {
+        let columns = schema.primaryKeyColumnNames
+        switch filter {
+        case .sql:
+            return []
+        case .keys(let keys):
+            for key in keys where key.count != columns.count {
+                throw DatabaseError(
+                    resultCode: .SQLITE_MISUSE,
+                    message: "the primary key of \(schema.name) has \(columns.count) column(s) "
+                        + "(\(columns.joined(separator: ", "))): a key of \(key.count) value(s) does not fit; "
+                        + "filter a compound key with a dictionary, as in filter(key: [\"a\": 1, \"b\": 2])")
+            }
+            return keys
+        case .namedKey(let namedValues):
+            var key: [DatabaseValue] = []
+            key.reserveCapacity(columns.count)
+            for column in columns {
+                guard let value = namedValues.first(where: { $0.key.asciiCaseInsensitiveEquals(column) })?.value else {
+                    break
+                }
+                key.append(value)
+            }
+            guard key.count == columns.count, namedValues.count == columns.count else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_MISUSE,
+                    message: "the primary key of \(schema.name) is (\(columns.joined(separator: ", "))): "
+                        + "a key on (\(namedValues.keys.sorted().joined(separator: ", "))) does not fit")
+            }
+            return [key]
         }
+    }
+
+    /// `0` for no key, `"id" = ?`, `"id" IN (?, ?)`, or `(("a" = ? AND "b" = ?) OR (...))`.
+    private static func keyCondition(columns: [String], keyCount: Int) -> String {
+        guard keyCount > 0 else { return "0" }
         if columns.count == 1 {
             let column = SQLScanner.quote(columns[0])
-            if keys.count == 1 { return "\(column) = ?" }
-            return "\(column) IN (" + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ")"
+            if keyCount == 1 { return "\(column) = ?" }
+            return "\(column) IN (" + Array(repeating: "?", count: keyCount).joined(separator: ", ") + ")"
         }
         let one = "(" + columns.map { "\(SQLScanner.quote($0)) = ?" }.joined(separator: " AND ") + ")"
-        return "(" + Array(repeating: one, count: keys.count).joined(separator: " OR ") + ")"
+        if keyCount == 1 { return one }
+        return "(" + Array(repeating: one, count: keyCount).joined(separator: " OR ") + ")"
     }
 
     // MARK: - Region
 
-    /// The region the request reads. When the request filters its table by
-    /// integer keys of a rowid primary key, and reads no other table, the
-    /// region is restricted to those rows (`player(*)[1,2]`).
+    /// The region the request reads, recorded by SQLite while compiling its
+    /// statement (see `FetchRequest.databaseRegion(_:)`), then refined by
+    /// its key filters:
+    /// - a key filter with no key selects no row: the region is empty;
+    /// - when the table's primary key is the rowid, and every filter is a
+    ///   key filter and no ordering is SQL, the region is restricted to the
+    ///   rows of the keys (`player(*)[1,2]`). An SQL condition or ordering
+    ///   may read other rows of the table (a subquery), which the recorded
+    ///   region cannot tell apart, so the region then stays table-precise.
+    ///
+    /// - Throws: A `DatabaseError` when the SQL cannot be built or compiled.
     public func databaseRegion(_ db: Database) throws -> DatabaseRegion {
         let (sql, _) = try makeSQL(db)
         let region = try db.cachedStatement(sql: sql).region
-        guard let rowIDs = try keyRowIDs(db), region.intersection(DatabaseRegion(table: tableName)) == region else {
-            return region
+        var hasKeyFilter = false
+        var hasSQL = orderings.contains { if case .sql = $0 { true } else { false } }
+        for filter in filters {
+            switch filter {
+            case .sql: hasSQL = true
+            case .keys(let keys): if keys.isEmpty { return DatabaseRegion() } else { hasKeyFilter = true }
+            case .namedKey: hasKeyFilter = true
+            }
         }
-        return region.intersection(DatabaseRegion(table: tableName, rowIDs: rowIDs))
+        guard hasKeyFilter, !hasSQL else { return region }
+        let schema = try db.existingTableSchema(named: tableName)
+        guard case .rowID = schema.primaryKey,
+            let rowIDs = try rowIDs(in: schema),
+            region.intersection(DatabaseRegion(table: schema.name)) == region
+        else { return region }
+        return region.intersection(DatabaseRegion(table: schema.name, rowIDs: rowIDs))
     }
 
-    /// The rowids the request is restricted to, when it filters a rowid key
-    /// by integer values; nil otherwise.
-    private func keyRowIDs(_ db: Database) throws -> Set<Int64>? {
+    /// The rowids the key filters of a rowid table can match, or nil when a
+    /// key is a text or a blob, which SQLite may convert to an integer
+    /// (`"id" = '1'` matches rowid 1): the region then stays table-precise.
+    private func rowIDs(in schema: TableSchema) throws -> Set<Int64>? {
         var result: Set<Int64>?
         for filter in filters {
-            guard case .keys(let keys) = filter else { continue }
-            guard case .rowID = try db.existingTableSchema(named: tableName).primaryKey else { return nil }
+            if case .sql = filter { continue }
             var rowIDs = Set<Int64>()
-            for key in keys {
+            for key in try Self.keys(of: filter, in: schema) {
                 switch key[0].storage {
-                case .integer(let rowID): rowIDs.insert(rowID)
-                case .null: continue  // matches no row
-                default: return nil   // SQLite may convert it: stay table-precise
+                case .integer(let rowID):
+                    rowIDs.insert(rowID)
+                case .real(let real):
+                    // 1.0 matches rowid 1; 1.5 and NULL match no rowid.
+                    if let rowID = Int64(exactly: real) { rowIDs.insert(rowID) }
+                case .null:
+                    continue
+                case .text, .blob:
+                    return nil
                 }
             }
             result = result.map { $0.intersection(rowIDs) } ?? rowIDs
@@ -220,23 +301,26 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
 }
 
 extension TableRecord {
-    /// A request for every row of the table.
+    /// A request for every row of the table: `SELECT * FROM "player"`.
     public static func all() -> QueryInterfaceRequest<Self> {
         QueryInterfaceRequest(tableName: databaseTableName)
     }
 
-    /// A request for the row whose primary key is `key`.
+    /// A request for the row whose primary key (or rowid) is `key`.
+    /// See `QueryInterfaceRequest.filter(key:)`.
     public static func filter(key: some DatabaseValueConvertible) -> QueryInterfaceRequest<Self> {
         all().filter(key: key)
     }
 
-    /// A request for the rows whose primary keys are among `keys`.
+    /// A request for the rows whose primary keys (or rowids) are among `keys`.
+    /// See `QueryInterfaceRequest.filter(keys:)`.
     public static func filter<Keys: Sequence>(keys: Keys) -> QueryInterfaceRequest<Self>
     where Keys.Element: DatabaseValueConvertible {
         all().filter(keys: keys)
     }
 
-    /// A request for the row of a compound primary key.
+    /// A request for the row of a primary key given by column name, such as
+    /// a compound key. See `QueryInterfaceRequest.filter(key:)`.
     public static func filter(key: [String: (any DatabaseValueConvertible)?]) -> QueryInterfaceRequest<Self> {
         all().filter(key: key)
     }
@@ -248,7 +332,8 @@ extension TableRecord {
         all().filter(sql: sql, arguments: arguments)
     }
 
-    /// A request for every row, ordered by primary key.
+    /// A request for every row, ordered by primary key (or rowid) in the
+    /// `BINARY` collation. See `QueryInterfaceRequest.orderByPrimaryKey()`.
     public static func orderByPrimaryKey() -> QueryInterfaceRequest<Self> {
         all().orderByPrimaryKey()
     }

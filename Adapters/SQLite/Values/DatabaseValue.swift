@@ -25,11 +25,21 @@ public struct DatabaseValue: Sendable, CustomStringConvertible {
         case blob(Data)
     }
 
-    /// The value's storage class and payload.
+    /// The value's storage class and payload. Never a real NaN (see `init(storage:)`).
     public let storage: Storage
 
     /// Creates a value from its storage.
-    public init(storage: Storage) { self.storage = storage }
+    ///
+    /// A real NaN becomes NULL, as SQLite stores it: so a value always reads
+    /// back as it was written, and equality and ordering stay total.
+    @inline(__always)
+    public init(storage: Storage) {
+        if case .real(let value) = storage, value.isNaN {
+            self.storage = .null
+        } else {
+            self.storage = storage
+        }
+    }
 
     /// The NULL value.
     public static let null = DatabaseValue(storage: .null)

@@ -101,7 +101,7 @@ extension Bool: DatabaseValueConvertible {
 // MARK: - Reals
 
 extension Double: DatabaseValueConvertible {
-    /// A real database value. SQLite stores NaN as NULL.
+    /// A real database value; NaN gives NULL, as SQLite stores it.
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .real(self)) }
     /// Decodes a real, or an integer (rounded to the nearest Double).
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Double? {
@@ -114,7 +114,7 @@ extension Double: DatabaseValueConvertible {
 }
 
 extension Float: DatabaseValueConvertible {
-    /// A real database value.
+    /// A real database value; NaN gives NULL, as SQLite stores it.
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .real(Double(self))) }
     /// Decodes a real or an integer, rounded to the nearest Float.
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Float? {

@@ -69,18 +69,35 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     public subscript<Value: DatabaseValueConvertible>(name: String) -> Value {
         get throws {
             guard let index = layout.index(ofColumn: name) else {
-                throw RowDecodingError(
-                    kind: .columnNotFound, column: name, sql: layout.sql,
-                    message: "no column named \(name) (columns: \(columnNames.joined(separator: ", ")))")
+                throw columnNotFound(name)
             }
             return try decode(Value.self, at: index)
         }
+    }
+
+    /// The error for a column name the row does not have.
+    func columnNotFound(_ name: String) -> RowDecodingError {
+        RowDecodingError(
+            kind: .columnNotFound, column: name, sql: layout.sql,
+            message: "no column named \(name) (columns: \(columnNames.joined(separator: ", ")))")
     }
 
     /// Decodes the value at a valid index.
     @inline(__always)
     func decode<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value {
         let value = databaseValues[index]
+        guard let decoded = Value.fromDatabaseValue(value) else {
+            throw RowDecodingError.valueMismatch(
+                Value.self, value: value, column: layout.columnNames[index], sql: layout.sql)
+        }
+        return decoded
+    }
+
+    /// Decodes the value at a valid index, nil for NULL.
+    @inline(__always)
+    func decodeIfPresent<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value? {
+        let value = databaseValues[index]
+        if case .null = value.storage { return nil }
         guard let decoded = Value.fromDatabaseValue(value) else {
             throw RowDecodingError.valueMismatch(
                 Value.self, value: value, column: layout.columnNames[index], sql: layout.sql)
@@ -136,12 +153,21 @@ final class RowLayout: Sendable {
     /// The index of `name`, trying `hint` first: decoding a record usually
     /// reads columns in order, so the hint is usually right and costs one
     /// string comparison instead of a hash.
+    ///
+    /// Gives the same answer as `index(ofColumn:)`, whatever the hint.
     @inline(__always)
     func index(ofColumn name: String, hint: Int) -> Int? {
-        if hint < columnNames.count, isLeftmost[hint], columnNames[hint] == name {
-            return hint
+        if hint >= 0, hint < columnNames.count, isLeftmost[hint] {
+            let column = columnNames[hint]
+            if column == name || column.asciiCaseInsensitiveEquals(name) { return hint }
         }
         return index(ofColumn: name)
+    }
+
+    /// The names of the columns that are the leftmost ones with their name,
+    /// in order: the names a lookup can find.
+    var distinctColumnNames: [String] {
+        columnNames.indices.filter { isLeftmost[$0] }.map { columnNames[$0] }
     }
 }
 
@@ -155,7 +181,7 @@ extension String {
 
     /// Equality ignoring the case of ASCII letters.
     func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.elementsEqual(other.utf8) { a, b in
+        utf8.count == other.utf8.count && utf8.elementsEqual(other.utf8) { a, b in
             let a = a >= UInt8(ascii: "A") && a <= UInt8(ascii: "Z") ? a + 32 : a
             let b = b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") ? b + 32 : b
             return a == b

@@ -1,0 +1,150 @@
+import DatabaseRegions
+import Synchronization
+
+/// An observation of the transactions that modify a region of the database.
+///
+/// ```swift
+/// let observation = DatabaseRegionObservation(tracking: SQLRequest<Row>(sql: "SELECT * FROM player"))
+/// let cancellable = observation.start(in: dbQueue) { error in
+///     print(error)
+/// } onChange: { db in
+///     print("players were modified")
+/// }
+/// ```
+///
+/// `onChange` is called on the writer's queue, right after each committed
+/// transaction that modified the region, exactly once per such
+/// transaction, before any other write can happen and before the
+/// committing `write` returns. Rolled-back transactions and savepoints
+/// notify nothing.
+public struct DatabaseRegionObservation: Sendable {
+    let regions: [any DatabaseRegionConvertible]
+
+    /// Observes the union of `regions` (requests, or `DatabaseRegion` values).
+    public init(tracking regions: any DatabaseRegionConvertible...) {
+        self.regions = regions
+    }
+
+    /// Observes the union of `regions` (requests, or `DatabaseRegion` values).
+    public init(tracking regions: [any DatabaseRegionConvertible]) {
+        self.regions = regions
+    }
+
+    /// Starts the observation; it is registered before `start` returns.
+    ///
+    /// - Parameters:
+    ///   - writer: A `DatabaseQueue` or a `DatabasePool`.
+    ///   - onError: Called when the region cannot be computed (a request
+    ///     whose SQL does not compile); the observation does not start.
+    ///   - onChange: Called on the writer's queue with the writer's
+    ///     `Database`, after each transaction that modified the region.
+    /// - Precondition: Not called from inside an access of the same writer.
+    public func start(
+        in writer: some DatabaseWriter,
+        onError: @escaping @Sendable (any Error) -> Void,
+        onChange: @escaping @Sendable (Database) -> Void
+    ) -> AnyDatabaseCancellable {
+        let host = writer.observationHost
+        let observer = RegionObserver(host: host, onChange: onChange)
+        do {
+            try host.writer.sync { db in
+                let region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
+                observer.observerID = db.observationBroker.register(observer, region: region)
+            }
+        } catch {
+            observer.gate.cancel()
+            onError(error)
+        }
+        return AnyDatabaseCancellable { observer.cancel() }
+    }
+
+    /// One element per committed transaction that modified the region, as an
+    /// asynchronous sequence. The observation starts when iteration starts
+    /// and stops when the loop ends or its task is cancelled. Elements are
+    /// buffered without limit: none is lost.
+    public func changes(in writer: some DatabaseWriter) -> AsyncDatabaseRegionChanges {
+        let host = writer.observationHost
+        let regions = self.regions
+        return AsyncDatabaseRegionChanges { continuation in
+            let observer = RegionObserver(host: host, onChange: { _ in continuation.yield() })
+            host.writer.queue.async {
+                do {
+                    try host.writer.database.withAccess {
+                        let db = host.writer.database
+                        let region = try regions.reduce(into: DatabaseRegion()) {
+                            $0.formUnion(try $1.databaseRegion(db))
+                        }
+                        guard observer.gate.isOpen else { return }
+                        observer.observerID = db.observationBroker.register(observer, region: region)
+                    }
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            return AnyDatabaseCancellable { observer.cancel() }
+        }
+    }
+}
+
+/// The runtime of a `DatabaseRegionObservation`.
+///
+/// `@unchecked Sendable`: `observerID` is only touched on the writer's queue;
+/// the rest is immutable or a `DeliveryGate`.
+final class RegionObserver: DatabaseCommitObserver, @unchecked Sendable {
+    let host: any ObservationHost
+    let onChange: @Sendable (Database) -> Void
+    let gate = DeliveryGate()
+    var observerID: Int?
+
+    init(host: any ObservationHost, onChange: @escaping @Sendable (Database) -> Void) {
+        self.host = host
+        self.onChange = onChange
+    }
+
+    func databaseDidCommitChanges(_ db: Database) {
+        gate.deliver { onChange(db) }
+    }
+
+    func cancel() {
+        guard gate.cancel() else { return }
+        if host.writer.isCurrentQueue {
+            // Cancelled from inside `onChange`, on the writer: unregister now.
+            if let observerID { host.writer.database.observationBroker.unregister(observerID) }
+            observerID = nil
+            return
+        }
+        host.writer.asyncWithoutWaiting { [self] db in
+            guard let observerID else { return }
+            self.observerID = nil
+            db.observationBroker.unregister(observerID)
+        }
+    }
+}
+
+/// The changes of a `DatabaseRegionObservation` as an asynchronous sequence:
+/// one element per committed transaction that modified the region.
+public struct AsyncDatabaseRegionChanges: AsyncSequence, Sendable {
+    /// One committed transaction; carries no `Database`.
+    public typealias Element = Void
+    typealias Continuation = AsyncThrowingStream<Void, any Error>.Continuation
+    let start: @Sendable (Continuation) -> AnyDatabaseCancellable
+
+    /// Starts the observation.
+    public func makeAsyncIterator() -> Iterator {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Void.self)
+        let cancellable = start(continuation)
+        continuation.onTermination = { _ in cancellable.cancel() }
+        return Iterator(base: stream.makeAsyncIterator(), cancellable: cancellable)
+    }
+
+    /// Iterates the changes; releasing it stops the observation.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Void, any Error>.AsyncIterator
+        let cancellable: AnyDatabaseCancellable
+
+        /// The next change, or nil after the observation was cancelled.
+        public mutating func next() async throws -> Void? {
+            try await base.next()
+        }
+    }
+}

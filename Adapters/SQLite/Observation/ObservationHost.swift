@@ -1,0 +1,43 @@
+import Dispatch
+
+/// What observations need from a `DatabaseQueue` or a `DatabasePool`: the
+/// writer, whose broker they register with, and for a pool its readers.
+protocol ObservationHost: DatabaseWriter {
+    var writer: SerializedDatabase { get }
+    /// A reader that is free now, for a pool; nil for a queue, or when
+    /// every reader is busy.
+    func readerIfAvailable() -> SerializedDatabase?
+    /// Gives back a reader obtained from `readerIfAvailable()`.
+    func releaseReader(_ reader: SerializedDatabase)
+}
+
+extension DatabaseQueue: ObservationHost {
+    func readerIfAvailable() -> SerializedDatabase? { nil }
+    func releaseReader(_ reader: SerializedDatabase) {}
+}
+
+extension SerializedDatabase {
+    /// Runs `block` on the connection later, without waiting. Nothing runs
+    /// if the connection is closed by then.
+    func asyncWithoutWaiting(_ block: @escaping @Sendable (Database) -> Void) {
+        queue.async {
+            try? self.database.withAccess { block(self.database) }
+        }
+    }
+}
+
+extension DatabaseReader {
+    /// The queue or pool behind an observation.
+    var observationHost: any ObservationHost {
+        guard let host = self as? any ObservationHost else {
+            preconditionFailure(
+                "Observations run on a DatabaseQueue or a DatabasePool; \(type(of: self)) is neither.")
+        }
+        return host
+    }
+}
+
+extension DatabasePool: ObservationHost {
+    func readerIfAvailable() -> SerializedDatabase? { readers.acquireIfAvailable() }
+    func releaseReader(_ reader: SerializedDatabase) { readers.release(reader) }
+}

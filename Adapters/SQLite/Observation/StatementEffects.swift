@@ -1,0 +1,92 @@
+import Foundation
+internal import CSQLite
+
+/// What a statement may change, as reported by SQLite's authorizer while it
+/// is compiled: the tables it inserts into, deletes from, and the columns it
+/// updates (through triggers and foreign key actions too), and the savepoint
+/// it begins, releases or rolls back to.
+struct StatementEffects {
+    struct TableWrites {
+        /// The table name as SQLite reported it.
+        var name: String
+        /// The name as a NUL-terminated string, compared with the table names
+        /// the hooks receive without allocating.
+        var cName: ContiguousArray<CChar>
+        var inserts = false
+        var deletes = false
+        /// Columns the statement updates (lowercased).
+        var updatedColumns: Set<String> = []
+    }
+
+    enum SavepointAction {
+        case begin(String)
+        case release(String)
+        case rollback(String)
+    }
+
+    /// Written tables, at most a handful per statement.
+    private(set) var writes: [TableWrites] = []
+    private(set) var savepoint: SavepointAction?
+
+    var isEmpty: Bool { writes.isEmpty && savepoint == nil }
+
+    /// Records one authorizer call. Returns the answer for SQLite.
+    mutating func record(
+        action: Int32, _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?
+    ) -> Int32 {
+        switch action {
+        case SQLITE_INSERT:
+            guard let argument1 else { return SQLITE_OK }
+            withWrites(argument1) { $0.inserts = true }
+        case SQLITE_DELETE:
+            guard let argument1 else { return SQLITE_OK }
+            // Schema tables are deleted from by DROP statements: let SQLite be.
+            if strncasecmp(argument1, "sqlite_", 7) == 0 { return SQLITE_OK }
+            withWrites(argument1) { $0.deletes = true }
+            // > If the action code is SQLITE_DELETE and the callback returns
+            // > SQLITE_IGNORE then the DELETE operation proceeds but the truncate
+            // > optimization is disabled and all rows are deleted individually.
+            // https://www.sqlite.org/c3ref/c_deny.html
+            // Without it, `DELETE FROM t` would reach no hook at all.
+            return SQLITE_IGNORE
+        case SQLITE_UPDATE:
+            guard let argument1 else { return SQLITE_OK }
+            let column = argument2.map { String(cString: $0).asciiLowercased }
+            withWrites(argument1) { writes in
+                if let column { writes.updatedColumns.insert(column) }
+            }
+        case SQLITE_SAVEPOINT:
+            guard let argument1, let argument2 else { return SQLITE_OK }
+            let name = String(cString: argument2)
+            switch String(cString: argument1) {
+            case "BEGIN": savepoint = .begin(name)
+            case "RELEASE": savepoint = .release(name)
+            case "ROLLBACK": savepoint = .rollback(name)
+            default: break
+            }
+        default:
+            break
+        }
+        return SQLITE_OK
+    }
+
+    private mutating func withWrites(_ table: UnsafePointer<CChar>, _ body: (inout TableWrites) -> Void) {
+        if let index = writes.firstIndex(where: { strcasecmp($0.cName.withUnsafeBufferPointer { $0.baseAddress! }, table) == 0 }) {
+            body(&writes[index])
+        } else {
+            let name = String(cString: table)
+            var entry = TableWrites(name: name, cName: ContiguousArray(name.utf8CString))
+            body(&entry)
+            writes.append(entry)
+        }
+    }
+
+    /// The writes on the table named by a hook, compared without allocation.
+    func writes(onTable table: UnsafePointer<CChar>) -> TableWrites? {
+        for entry in writes {
+            let isSame = entry.cName.withUnsafeBufferPointer { strcasecmp($0.baseAddress!, table) == 0 }
+            if isSame { return entry }
+        }
+        return nil
+    }
+}

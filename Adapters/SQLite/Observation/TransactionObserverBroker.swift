@@ -1,0 +1,473 @@
+import Foundation
+internal import CSQLite
+import DatabaseRegions
+
+/// Something the broker notifies after a commit that modified its region:
+/// value, region and record observations.
+protocol DatabaseCommitObserver: AnyObject {
+    /// Called on the writer, right after a commit that modified the
+    /// observer's region, before any other statement runs.
+    func databaseDidCommitChanges(_ db: Database)
+}
+
+/// The one place where a writer connection's change hooks live.
+///
+/// It installs SQLite's commit, rollback and pre-update (or update) hooks the
+/// first time something observes the connection, with an unretained context
+/// pointer to the `Database` and C callbacks that capture nothing. Observations
+/// register a region in its `DatabaseRegionIndex`; each row event marks the
+/// observations it concerns in the current savepoint level, so an event costs
+/// time in proportion to the observations it concerns. After a commit, the
+/// marked observations are told once each.
+///
+/// Everything here runs on the writer's queue, inside accesses.
+final class TransactionObserverBroker {
+    unowned let database: Database
+    let usesPreUpdateHook: Bool
+    private var hooksInstalled = false
+
+    // MARK: Registered observers
+
+    private var regionIndex = DatabaseRegionIndex<Int>()
+    private var commitObservers: [Int: any DatabaseCommitObserver] = [:]
+    private var nextObserverID = 0
+
+    private struct UserObserver {
+        weak var weakObserver: (any TransactionObserver)?
+        var strongObserver: (any TransactionObserver)?
+        var extent: TransactionObservationExtent
+        var observer: (any TransactionObserver)? { strongObserver ?? weakObserver }
+    }
+    private var userObservers: [UserObserver] = []
+
+    /// Which user observers want the events of the running statement, by
+    /// (index of the written table in the statement's effects, operation).
+    private var statementUserObservers: [StatementInterest: [any TransactionObserver]] = [:]
+    private struct StatementInterest: Hashable {
+        var table: String
+        var operation: Int32
+    }
+
+    // MARK: Transaction state
+
+    /// The marks of one savepoint level: which observations changed, and the
+    /// events buffered for user observers until the outermost release.
+    private struct Level {
+        var name: String?
+        var changed: Set<Int> = []
+        var userEvents: [(observer: any TransactionObserver, event: DatabaseEvent)] = []
+    }
+    /// Level 0 is the transaction; each savepoint adds one.
+    private var levels = [Level()]
+
+    /// The statement running now: its effects name the tables the hooks see.
+    private var currentEffects = StatementEffects()
+    /// Table metadata read before the statement runs (hooks must not run SQL).
+    private var tableInfos: [String: TableHookInfo] = [:]
+    private struct TableHookInfo {
+        var columns: [String]
+        var withoutRowID: Bool
+    }
+    /// Per written table of the current statement, its metadata (same order
+    /// as `currentEffects.writes`).
+    private var currentTableInfos: [TableHookInfo?] = []
+
+    private var commitIsPending = false
+    private var rollbackIsPending = false
+    /// The error thrown by a user observer's `databaseWillCommit()`.
+    fileprivate(set) var willCommitError: (any Error)?
+
+    /// The number of commits seen since the broker exists.
+    private(set) var commitCount = 0
+
+    init(database: Database) {
+        self.database = database
+        let preUpdateAvailable = sqlite3_compileoption_used("ENABLE_PREUPDATE_HOOK") != 0
+        usesPreUpdateHook = preUpdateAvailable && database.configuration.changeTracking == .automatic
+    }
+
+    /// Whether statements must report to the broker.
+    var isObserving: Bool { hooksInstalled && (!commitObservers.isEmpty || !userObservers.isEmpty) }
+
+    // MARK: - Registration
+
+    /// Registers an observation with its region; returns its identifier.
+    func register(_ observer: any DatabaseCommitObserver, region: DatabaseRegion) -> Int {
+        installHooksIfNeeded()
+        let id = nextObserverID
+        nextObserverID += 1
+        commitObservers[id] = observer
+        regionIndex.insert(region, for: id)
+        return id
+    }
+
+    /// Replaces the region of a registered observation.
+    func updateRegion(_ region: DatabaseRegion, forObserver id: Int) {
+        guard commitObservers[id] != nil else { return }
+        regionIndex.insert(region, for: id)
+    }
+
+    /// Unregisters an observation (idempotent).
+    func unregister(_ id: Int) {
+        commitObservers[id] = nil
+        _ = regionIndex.remove(id)
+        for index in levels.indices { levels[index].changed.remove(id) }
+    }
+
+    func add(transactionObserver: some TransactionObserver, extent: TransactionObservationExtent) {
+        installHooksIfNeeded()
+        switch extent {
+        case .databaseLifetime:
+            userObservers.append(UserObserver(strongObserver: transactionObserver, extent: extent))
+        case .observerLifetime, .nextTransaction:
+            userObservers.append(UserObserver(weakObserver: transactionObserver, extent: extent))
+        }
+    }
+
+    func remove(transactionObserver: some TransactionObserver) {
+        userObservers.removeAll { $0.observer == nil || $0.observer === transactionObserver }
+    }
+
+    // MARK: - Hooks
+
+    private func installHooksIfNeeded() {
+        guard !hooksInstalled else { return }
+        hooksInstalled = true
+        database._activeBroker = self
+        let connection = database.connection
+        let context = Unmanaged.passUnretained(database).toOpaque()
+        sqlite3_commit_hook(
+            connection,
+            { context in
+                Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().observationBroker.commitHook()
+            }, context)
+        sqlite3_rollback_hook(
+            connection,
+            { context in
+                Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().observationBroker.rollbackHook()
+            }, context)
+        if usesPreUpdateHook {
+            sqlite3_preupdate_hook(
+                connection,
+                { context, connection, operation, _, table, oldKey, newKey in
+                    guard let context, let connection, let table else { return }
+                    Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().observationBroker
+                        .preUpdate(connection, operation, table, oldKey, newKey)
+                }, context)
+        } else {
+            sqlite3_update_hook(
+                connection,
+                { context, operation, _, table, rowID in
+                    guard let context, let table else { return }
+                    Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().observationBroker
+                        .update(operation, table, rowID)
+                }, context)
+        }
+    }
+
+    /// > The commit hook [...] If the callback returns non-zero, then the
+    /// > COMMIT is converted into a ROLLBACK. [It] must not do anything that
+    /// > will modify the database connection. https://www.sqlite.org/c3ref/commit_hook.html
+    private func commitHook() -> Int32 {
+        for entry in userObservers {
+            guard let observer = entry.observer else { continue }
+            do {
+                try observer.databaseWillCommit()
+            } catch {
+                willCommitError = error
+                return 1
+            }
+        }
+        commitIsPending = true
+        return 0
+    }
+
+    private func rollbackHook() {
+        rollbackIsPending = true
+        commitIsPending = false
+        levels = [Level()]
+    }
+
+    private func preUpdate(
+        _ connection: OpaquePointer, _ operation: Int32, _ table: UnsafePointer<CChar>,
+        _ oldKey: Int64, _ newKey: Int64
+    ) {
+        guard let (tableName, info) = tableMetadata(table) else { return }
+        let withoutRowID = info?.withoutRowID ?? false
+        switch operation {
+        case SQLITE_INSERT:
+            dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: withoutRowID ? nil : newKey), operation)
+        case SQLITE_DELETE:
+            dispatch(DatabaseEvent(kind: .delete(tableName: tableName), rowID: withoutRowID ? nil : oldKey), operation)
+        case SQLITE_UPDATE:
+            guard let info else {
+                // Unknown columns: an insertion event concerns every observer
+                // of the table, whatever its columns. Conservative, never missed.
+                dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: nil), operation)
+                return
+            }
+            if !withoutRowID && oldKey != newKey {
+                // The row moved: observers of the old rowid and of the new one.
+                dispatch(DatabaseEvent(kind: .delete(tableName: tableName), rowID: oldKey), SQLITE_DELETE)
+                dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: newKey), SQLITE_INSERT)
+                return
+            }
+            var changedColumns: Set<String> = []
+            let count = Int(sqlite3_preupdate_count(connection))
+            for index in 0..<min(count, info.columns.count) {
+                var old: OpaquePointer?
+                var new: OpaquePointer?
+                guard sqlite3_preupdate_old(connection, Int32(index), &old) == SQLITE_OK,
+                    sqlite3_preupdate_new(connection, Int32(index), &new) == SQLITE_OK
+                else {
+                    changedColumns.insert(info.columns[index])
+                    continue
+                }
+                if !Self.sameRawValue(old, new) { changedColumns.insert(info.columns[index]) }
+            }
+            // Nothing changed: no event (`UPDATE player SET score = score`).
+            guard !changedColumns.isEmpty else { return }
+            dispatch(
+                DatabaseEvent(kind: .update(tableName: tableName, columnNames: changedColumns),
+                              rowID: withoutRowID ? nil : newKey), operation)
+        default:
+            break
+        }
+    }
+
+    private func update(_ operation: Int32, _ table: UnsafePointer<CChar>, _ rowID: Int64) {
+        guard let (tableName, _) = tableMetadata(table) else { return }
+        switch operation {
+        case SQLITE_INSERT:
+            dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: rowID), operation)
+        case SQLITE_DELETE:
+            dispatch(DatabaseEvent(kind: .delete(tableName: tableName), rowID: rowID), operation)
+        case SQLITE_UPDATE:
+            // No old values on this path: every column the statement may
+            // update is a potential change.
+            let columns = currentEffects.writes(onTable: table)?.updatedColumns ?? []
+            let kind: DatabaseEventKind =
+                columns.isEmpty ? .insert(tableName: tableName) : .update(tableName: tableName, columnNames: columns)
+            dispatch(DatabaseEvent(kind: kind, rowID: rowID), operation)
+        default:
+            break
+        }
+    }
+
+    /// The name and metadata of the table a hook reports, found among the
+    /// tables the running statement writes, without allocating.
+    private func tableMetadata(_ table: UnsafePointer<CChar>) -> (String, TableHookInfo?)? {
+        for (index, writes) in currentEffects.writes.enumerated() {
+            let isSame = writes.cName.withUnsafeBufferPointer { strcasecmp($0.baseAddress!, table) == 0 }
+            if isSame { return (writes.name, currentTableInfos[index]) }
+        }
+        // A table the authorizer did not report (should not happen): observe
+        // it at table level.
+        let name = String(cString: table)
+        if name.hasPrefix("sqlite_") { return nil }
+        return (name, nil)
+    }
+
+    /// Marks the observations an event concerns, and hands it to the user
+    /// observers that asked for it.
+    private func dispatch(_ event: DatabaseEvent, _ operation: Int32) {
+        let top = levels.count - 1
+        for id in regionIndex.keys(impactedBy: event) {
+            levels[top].changed.insert(id)
+        }
+        guard !statementUserObservers.isEmpty,
+            let observers = statementUserObservers[
+                StatementInterest(table: event.kind.tableName.asciiLowercased, operation: operation)]
+        else { return }
+        if top == 0 {
+            for observer in observers { observer.databaseDidChange(with: event) }
+        } else {
+            for observer in observers { levels[top].userEvents.append((observer, event)) }
+        }
+    }
+
+    /// Whether two protected values hold the same raw value (same type and
+    /// same bytes), as an index would compare them.
+    private static func sameRawValue(_ old: OpaquePointer?, _ new: OpaquePointer?) -> Bool {
+        let oldType = sqlite3_value_type(old)
+        guard oldType == sqlite3_value_type(new) else { return false }
+        switch oldType {
+        case SQLITE_NULL:
+            return true
+        case SQLITE_INTEGER:
+            return sqlite3_value_int64(old) == sqlite3_value_int64(new)
+        case SQLITE_FLOAT:
+            return sqlite3_value_double(old).bitPattern == sqlite3_value_double(new).bitPattern
+        default:
+            let oldBytes = sqlite3_value_blob(old)
+            let oldCount = sqlite3_value_bytes(old)
+            let newBytes = sqlite3_value_blob(new)
+            let newCount = sqlite3_value_bytes(new)
+            guard oldCount == newCount else { return false }
+            guard oldCount > 0, let oldBytes, let newBytes else { return true }
+            return memcmp(oldBytes, newBytes, Int(oldCount)) == 0
+        }
+    }
+
+    // MARK: - Statements
+
+    /// Called before a statement's first step, outside of any hook: reads the
+    /// metadata of the tables it writes, and asks user observers which of its
+    /// events they want.
+    func statementWillStart(_ statement: Statement) {
+        currentEffects = statement.effects
+        currentTableInfos = []
+        statementUserObservers = [:]
+        willCommitError = nil
+        guard !statement.effects.writes.isEmpty else { return }
+        for writes in statement.effects.writes {
+            currentTableInfos.append(hookInfo(forTable: writes.name))
+        }
+        guard !userObservers.isEmpty else { return }
+        userObservers.removeAll { $0.observer == nil }
+        for writes in statement.effects.writes {
+            let table = writes.name.asciiLowercased
+            var kinds: [(Int32, DatabaseEventKind)] = []
+            if writes.inserts { kinds.append((SQLITE_INSERT, .insert(tableName: writes.name))) }
+            if writes.deletes { kinds.append((SQLITE_DELETE, .delete(tableName: writes.name))) }
+            if !writes.updatedColumns.isEmpty {
+                kinds.append((SQLITE_UPDATE, .update(tableName: writes.name, columnNames: writes.updatedColumns)))
+            }
+            for (operation, kind) in kinds {
+                let observers = userObservers.compactMap { entry -> (any TransactionObserver)? in
+                    guard let observer = entry.observer, observer.observes(eventsOfKind: kind) else { return nil }
+                    return observer
+                }
+                if !observers.isEmpty {
+                    statementUserObservers[StatementInterest(table: table, operation: operation)] = observers
+                }
+            }
+            // A changed rowid is reported as a deletion and an insertion.
+            if !writes.updatedColumns.isEmpty, usesPreUpdateHook {
+                for (operation, kind) in [(SQLITE_INSERT, DatabaseEventKind.insert(tableName: writes.name)),
+                                          (SQLITE_DELETE, .delete(tableName: writes.name))]
+                where statementUserObservers[StatementInterest(table: table, operation: operation)] == nil {
+                    let observers = userObservers.compactMap { entry -> (any TransactionObserver)? in
+                        guard let observer = entry.observer, observer.observes(eventsOfKind: kind) else { return nil }
+                        return observer
+                    }
+                    if !observers.isEmpty {
+                        statementUserObservers[StatementInterest(table: table, operation: operation)] = observers
+                    }
+                }
+            }
+        }
+    }
+
+    private func hookInfo(forTable name: String) -> TableHookInfo? {
+        let key = name.asciiLowercased
+        if let info = tableInfos[key] { return info }
+        guard let schema = try? database.tableSchema(named: name), !schema.isView else { return nil }
+        let withoutRowID: Bool
+        if case .columns = schema.primaryKey {
+            withoutRowID = (try? database.isWithoutRowIDTable(schema.name)) ?? false
+        } else {
+            withoutRowID = false
+        }
+        let info = TableHookInfo(columns: schema.columns.map(\.asciiLowercased), withoutRowID: withoutRowID)
+        tableInfos[key] = info
+        return info
+    }
+
+    /// Forgets table metadata after a schema change.
+    func schemaDidChange() {
+        tableInfos = [:]
+    }
+
+    /// Called after a statement has run to completion or failed: applies
+    /// its savepoint action, then notifies a commit or a rollback.
+    func statementDidFinish(_ statement: Statement, succeeded: Bool) {
+        if succeeded, let savepoint = statement.effects.savepoint {
+            apply(savepoint)
+        }
+        if commitIsPending {
+            commitIsPending = false
+            didCommit()
+        }
+        if rollbackIsPending {
+            rollbackIsPending = false
+            didRollback()
+        }
+    }
+
+    private func apply(_ action: StatementEffects.SavepointAction) {
+        switch action {
+        case .begin(let name):
+            levels.append(Level(name: name))
+        case .release(let name):
+            // > The RELEASE command starts with the most recent addition to the
+            // > transaction stack and releases savepoints backwards in time until
+            // > it releases a savepoint with a matching savepoint-name.
+            // https://www.sqlite.org/lang_savepoint.html
+            guard let index = levelIndex(named: name) else { return }
+            var merged = levels[index - 1]
+            for level in levels[index...] {
+                merged.changed.formUnion(level.changed)
+                merged.userEvents.append(contentsOf: level.userEvents)
+            }
+            levels.removeSubrange((index - 1)...)
+            levels.append(merged)
+            if levels.count == 1 { flushUserEvents() }
+        case .rollback(let name):
+            // > ROLLBACK TO [...] does not remove the savepoint: it cancels the
+            // > changes made since the savepoint began.
+            guard let index = levelIndex(named: name) else { return }
+            levels.removeSubrange((index + 1)...)
+            levels[index].changed = []
+            levels[index].userEvents = []
+        }
+    }
+
+    /// The most recent savepoint level with this name (case-insensitive).
+    private func levelIndex(named name: String) -> Int? {
+        guard levels.count > 1 else { return nil }
+        return levels.indices.dropFirst().last { levels[$0].name?.asciiCaseInsensitiveEquals(name) == true }
+    }
+
+    private func flushUserEvents() {
+        let events = levels[0].userEvents
+        levels[0].userEvents = []
+        for (observer, event) in events { observer.databaseDidChange(with: event) }
+    }
+
+    private func didCommit() {
+        commitCount += 1
+        var changed = Set<Int>()
+        var userEvents: [(observer: any TransactionObserver, event: DatabaseEvent)] = []
+        for level in levels {
+            changed.formUnion(level.changed)
+            userEvents.append(contentsOf: level.userEvents)
+        }
+        levels = [Level()]
+        for (observer, event) in userEvents { observer.databaseDidChange(with: event) }
+        // Registration order, for a deterministic order of notifications.
+        for id in changed.sorted() {
+            commitObservers[id]?.databaseDidCommitChanges(database)
+        }
+        for entry in userObservers {
+            entry.observer?.databaseDidCommit(database)
+        }
+        userObservers.removeAll { $0.observer == nil || $0.extent == .nextTransaction }
+    }
+
+    private func didRollback() {
+        levels = [Level()]
+        for entry in userObservers {
+            entry.observer?.databaseDidRollback(database)
+        }
+        userObservers.removeAll { $0.observer == nil || $0.extent == .nextTransaction }
+    }
+}
+
+extension TransactionObserverBroker {
+    /// The error a user observer threw from `databaseWillCommit()`, once.
+    func takeWillCommitError() -> (any Error)? {
+        defer { willCommitError = nil }
+        return willCommitError
+    }
+}

@@ -1,0 +1,235 @@
+import DatabaseRegions
+
+/// How an observation learns which region it depends on.
+enum ObservationTracking: Sendable {
+    /// Recorded from the statements of every fetch.
+    case recorded
+    /// Recorded from the statements of the first fetch.
+    case constantRegion
+    /// Given explicitly, computed when the observation starts.
+    case regions([any DatabaseRegionConvertible])
+}
+
+/// An observation of a value fetched from the database: it delivers the
+/// current value when it starts, then a fresh value after each committed
+/// transaction that could have changed it.
+///
+/// ```swift
+/// let observation = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM player"))
+/// let cancellable = observation.start(in: dbQueue) { error in
+///     print("observation failed: \(error)")
+/// } onChange: { count in
+///     print("\(count) players")
+/// }
+/// ```
+///
+/// Guarantees:
+/// - Values arrive in the order of the transactions, and a value never shows
+///   a state older than one already delivered.
+/// - Only committed changes notify; rolled-back transactions and savepoints
+///   never do.
+/// - No commit that modifies the observed region is missed: values may
+///   coalesce when writes come in bursts, and when writes stop, the last
+///   value is the state of the database.
+/// - Each value comes from one committed state (one read transaction).
+/// - On a `DatabasePool`, a commit only waits until a reader has opened the
+///   committed state; the fetch runs concurrently with later writes.
+public struct ValueObservation<Value: Sendable>: Sendable {
+    let tracking: ObservationTracking
+    /// Fetches on a database connection. Stateless.
+    let fetch: @Sendable (Database) throws -> any Sendable
+    /// Makes the stateful reducer of one run of the observation: it turns
+    /// each fetched value into the value to deliver, or nil to deliver nothing.
+    /// It runs on the observation's serial queue, off the database.
+    let makeReducer: @Sendable () -> (any Sendable) throws -> Value?
+
+    init(
+        tracking: ObservationTracking,
+        fetch: @escaping @Sendable (Database) throws -> any Sendable,
+        makeReducer: @escaping @Sendable () -> (any Sendable) throws -> Value?
+    ) {
+        self.tracking = tracking
+        self.fetch = fetch
+        self.makeReducer = makeReducer
+    }
+
+    private static func identity(_ fetched: any Sendable) -> Value? {
+        // The fetch of such an observation returns a `Value`: an internal invariant.
+        fetched as? Value
+    }
+
+    // MARK: - Factories
+
+    /// Observes the value returned by `fetch`. The region is recorded from
+    /// the statements each fetch runs, so a fetch may read different tables
+    /// each time.
+    ///
+    /// ```swift
+    /// let observation = ValueObservation.tracking { db in
+    ///     try Player.all().fetchAll(db)
+    /// }
+    /// ```
+    public static func tracking(_ fetch: @escaping @Sendable (Database) throws -> Value) -> Self {
+        ValueObservation(
+            tracking: .recorded, fetch: { try fetch($0) }, makeReducer: { Self.identity })
+    }
+
+    /// Observes the value returned by `fetch`, whose region is recorded from
+    /// its first fetch and never changes: cheaper when the fetch always reads
+    /// the same tables and columns.
+    public static func trackingConstantRegion(_ fetch: @escaping @Sendable (Database) throws -> Value) -> Self {
+        ValueObservation(
+            tracking: .constantRegion, fetch: { try fetch($0) }, makeReducer: { Self.identity })
+    }
+
+    /// Observes the value returned by `fetch` after each commit that modifies
+    /// one of `regions`. The fetch may read other tables too; all its reads
+    /// happen in one transaction, so the value is consistent.
+    public static func tracking(
+        regions: [any DatabaseRegionConvertible],
+        fetch: @escaping @Sendable (Database) throws -> Value
+    ) -> Self {
+        ValueObservation(
+            tracking: .regions(regions), fetch: { try fetch($0) }, makeReducer: { Self.identity })
+    }
+
+    // MARK: - Operators
+
+    /// Transforms each value. The transform runs on the observation's serial
+    /// queue, off the database.
+    public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> ValueObservation<T> {
+        let makeReducer = self.makeReducer
+        return ValueObservation<T>(tracking: tracking, fetch: fetch) {
+            let reduce = makeReducer()
+            return { fetched in try reduce(fetched).map(transform) }
+        }
+    }
+
+    /// Skips a value when `isDuplicate(previous, new)` says it is the same as
+    /// the previous delivered value.
+    public func removeDuplicates(by isDuplicate: @escaping @Sendable (Value, Value) -> Bool) -> Self {
+        let makeReducer = self.makeReducer
+        return ValueObservation(tracking: tracking, fetch: fetch) {
+            let reduce = makeReducer()
+            var previous: Value?
+            return { fetched in
+                guard let value = try reduce(fetched) else { return nil }
+                if let previous, isDuplicate(previous, value) { return nil }
+                previous = value
+                return value
+            }
+        }
+    }
+}
+
+extension ValueObservation where Value: Equatable {
+    /// Skips a value equal to the previous delivered value.
+    public func removeDuplicates() -> Self {
+        removeDuplicates(by: ==)
+    }
+}
+
+// MARK: - Requests
+
+/// What a request observation fetches when it removes duplicates: raw rows,
+/// compared before they are decoded.
+private struct FetchedRows: Sendable {
+    var rows: [Row]
+}
+
+extension ValueObservation {
+    /// Observes the rows of a request, decoded by `decode`, comparing raw rows
+    /// first when `removeDuplicates` is true.
+    private static func trackingRows<Request: FetchRequest>(
+        _ request: Request,
+        removeDuplicates: Bool,
+        single: Bool,
+        fetch: @escaping @Sendable (Request, Database) throws -> Value,
+        decode: @escaping @Sendable ([Row]) throws -> Value
+    ) -> Self {
+        guard removeDuplicates else {
+            return ValueObservation(
+                tracking: .regions([request]), fetch: { try fetch(request, $0) }, makeReducer: { Self.identity })
+        }
+        return ValueObservation(
+            tracking: .regions([request]),
+            fetch: { db in
+                let (sql, arguments) = try request.makeSQL(db)
+                let rows = SQLRequest<Row>(sql: sql, arguments: arguments)
+                if single { return FetchedRows(rows: try rows.fetchOne(db).map { [$0] } ?? []) }
+                return FetchedRows(rows: try rows.fetchAll(db))
+            },
+            makeReducer: {
+                var previous: [Row]?
+                return { fetched in
+                    guard let rows = (fetched as? FetchedRows)?.rows else { return nil }
+                    if rows == previous { return nil }
+                    previous = rows
+                    return try decode(rows)
+                }
+            })
+    }
+
+    /// Observes every record of a request, as an array.
+    ///
+    /// - Parameter removeDuplicates: When true, a value is delivered only when
+    ///   the raw rows differ from the previous ones (records need not be `Equatable`).
+    public static func trackingAll<Request: FetchRequest>(
+        _ request: Request, removeDuplicates: Bool = false
+    ) -> Self where Request.Element: FetchableRecord & Sendable, Value == [Request.Element] {
+        trackingRows(request, removeDuplicates: removeDuplicates, single: false, fetch: { try $0.fetchAll($1) }) { rows in
+            try rows.map { try Request.Element(row: $0) }
+        }
+    }
+
+    /// Observes every row of a request.
+    public static func trackingAll<Request: FetchRequest>(
+        _ request: Request, removeDuplicates: Bool = false
+    ) -> Self where Request.Element == Row, Value == [Row] {
+        trackingRows(request, removeDuplicates: removeDuplicates, single: false, fetch: { try $0.fetchAll($1) }) { $0 }
+    }
+
+    /// Observes the first column of every row of a request.
+    public static func trackingAll<Request: FetchRequest>(
+        _ request: Request, removeDuplicates: Bool = false
+    ) -> Self where Request.Element: DatabaseValueConvertible & Sendable, Value == [Request.Element] {
+        trackingRows(request, removeDuplicates: removeDuplicates, single: false, fetch: { try $0.fetchAll($1) }) { rows in
+            try rows.map { try $0[0] as Request.Element }
+        }
+    }
+
+    /// Observes the first record of a request: nil when there is none.
+    ///
+    /// - Parameter removeDuplicates: When true, a value is delivered only when
+    ///   the raw row differs from the previous one.
+    public static func trackingOne<Request: FetchRequest>(
+        _ request: Request, removeDuplicates: Bool = false
+    ) -> Self where Request.Element: FetchableRecord & Sendable, Value == Request.Element? {
+        trackingRows(request, removeDuplicates: removeDuplicates, single: true, fetch: { try $0.fetchOne($1) }) { rows in
+            try rows.first.map { try Request.Element(row: $0) }
+        }
+    }
+
+    /// Observes the first row of a request: nil when there is none.
+    public static func trackingOne<Request: FetchRequest>(
+        _ request: Request, removeDuplicates: Bool = false
+    ) -> Self where Request.Element == Row, Value == Row? {
+        trackingRows(request, removeDuplicates: removeDuplicates, single: true, fetch: { try $0.fetchOne($1) }) { $0.first }
+    }
+
+    /// Observes the first column of the first row of a request: nil when
+    /// there is no row.
+    public static func trackingOne<Request: FetchRequest>(
+        _ request: Request, removeDuplicates: Bool = false
+    ) -> Self where Request.Element: DatabaseValueConvertible & Sendable, Value == Request.Element? {
+        trackingRows(request, removeDuplicates: removeDuplicates, single: true, fetch: { try $0.fetchOne($1) }) { rows in
+            try rows.first.map { try $0[0] as Request.Element }
+        }
+    }
+
+    /// Observes the number of rows of a request.
+    public static func trackingCount<Request: FetchRequest>(_ request: Request) -> Self where Value == Int {
+        ValueObservation(
+            tracking: .regions([request]), fetch: { try request.fetchCount($0) }, makeReducer: { Self.identity })
+    }
+}

@@ -1,0 +1,30 @@
+import Dispatch
+import Foundation
+
+/// Where and when a `ValueObservation` delivers its values.
+public struct ValueObservationScheduler: Sendable {
+    enum Kind: Sendable {
+        case immediate
+        case async(DispatchQueue)
+        case task
+    }
+
+    let kind: Kind
+
+    /// The first value is delivered synchronously, before `start` returns;
+    /// later values arrive asynchronously on the main queue.
+    ///
+    /// - Precondition: `start` is called from the main thread.
+    public static let immediate = ValueObservationScheduler(kind: .immediate)
+
+    /// Every value is delivered asynchronously on `queue`, in order. Use a
+    /// serial queue. The default scheduler is `.async(onQueue: .main)`.
+    public static func async(onQueue queue: DispatchQueue) -> ValueObservationScheduler {
+        ValueObservationScheduler(kind: .async(queue))
+    }
+
+    /// Every value is delivered asynchronously, in order, on a serial queue
+    /// of the observation's own, off the main thread: for async contexts,
+    /// where values are handed to a task (as `values(in:)` does).
+    public static let task = ValueObservationScheduler(kind: .task)
+}
