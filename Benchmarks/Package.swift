@@ -8,6 +8,8 @@ let package = Package(
     dependencies: [
         .package(name: "ReactiveSQLite", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        // The baseline of the SQLite benchmarks only: never a dependency of the library.
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // Helpers shared by the benchmark targets.
@@ -30,6 +32,17 @@ let package = Package(
                 .product(name: "DatabaseRegions", package: "ReactiveSQLite"),
             ],
             path: "Benchmarks/DatabaseRegionsBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "SQLiteBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
+                .product(name: "ReactiveSQLite", package: "ReactiveSQLite"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/SQLiteBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],

@@ -36,6 +36,12 @@ targets = [
     ("Baseline.DictionaryDiff", "SetDifferenceScanner", ">= 50 at n=1000000"),
     ("Baseline.StdlibInferringMoves", "OrderedDifference", ">= 10 at n=100000, >= 100 at n=1000000"),
     ("Baseline.StdlibDifference", "OrderedDifference", "(no target)"),
+    # SQLiteBenchmarks: ReactiveSQLite / GRDB, same work (time per row or per lookup).
+    ("SQLite.Insert.ReactiveSQLite", "SQLite.Insert.GRDB", "<= 1.2"),
+    ("SQLite.FetchRows.ReactiveSQLite", "SQLite.FetchRows.GRDB", "<= 1.2"),
+    ("SQLite.FetchDecodable.ReactiveSQLite", "SQLite.FetchDecodable.GRDB", "<= 1.0"),
+    ("SQLite.FetchOneByKey.ReactiveSQLite", "SQLite.FetchOneByKey.GRDB", "<= 1.2"),
+    ("SQLite.FetchOneBySQL.ReactiveSQLite", "SQLite.FetchOneBySQL.GRDB", "(no target)"),
 ]
 print()
 print("| ratio | n | value | target |")

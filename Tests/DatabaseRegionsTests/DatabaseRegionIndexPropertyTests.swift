@@ -5,6 +5,7 @@ import Testing
 struct IndexScenario: Sendable, CustomTestStringConvertible {
     var name: String
     var seed: UInt64
+    var tables: [String]? = nil
     var columns: [String]
     var rowIDs: ClosedRange<Int64>
 
@@ -26,6 +27,17 @@ struct IndexScenario: Sendable, CustomTestStringConvertible {
             seed: 0x5EED_0303,
             columns: (0..<150).map { "c\($0)" } + ["C7", "C70", "C140"],
             rowIDs: 1...4),
+        // Names longer than eight bytes, which share their first eight
+        // bytes and their length, or differ only by case.
+        IndexScenario(
+            name: "long names",
+            seed: 0x5EED_0304,
+            tables: ["observed_table_a", "OBSERVED_TABLE_A", "observed_table_b", "observed_tablf_a", "observed"],
+            columns: [
+                "observed_column_1", "Observed_Column_1", "observed_column_2", "observed_column_10",
+                "observed_colum_10", "observed", "OBSERVED",
+            ],
+            rowIDs: 1...6),
     ]
 }
 
@@ -38,6 +50,7 @@ struct IndexScenario: Sendable, CustomTestStringConvertible {
         _ scenario: IndexScenario
     ) throws {
         var random = RandomDatabase(seed: scenario.seed)
+        if let tables = scenario.tables { random.tables = tables }
         random.columns = scenario.columns
         random.rowIDs = scenario.rowIDs
         var checkedEvents = 0
@@ -68,6 +81,10 @@ struct IndexScenario: Sendable, CustomTestStringConvertible {
                     try #require(
                         answer.sorted() == expected,
                         "round \(round) step \(step): \(event) in \(regions.mapValues(\.description))")
+                    // The visitor sees the same keys, in the same order.
+                    var visited: [Int] = []
+                    index.forEachKey(impactedBy: event) { visited.append($0) }
+                    try #require(visited == answer, "round \(round) step \(step): \(event)")
                     checkedEvents += 1
                     if !answer.isEmpty { nonEmptyAnswers += 1 }
                     if answer.count > 1 { multipleAnswers += 1 }

@@ -18,6 +18,21 @@ private func randomSnapshot(using generator: inout SplitMix64) -> [Item] {
         .map { Item(id: $0, value: Int.random(in: 0..<3, using: &generator)) }
 }
 
+/// The set difference that a scanner of `Item`s reports for the changes of a
+/// sorted difference.
+private func setDifference(_ changes: SortedDifference<[Item], [Item], Int>) -> SetDifference<Item> {
+    var difference = SetDifference<Item>()
+    for change in changes {
+        switch change {
+        case .left(let old): difference.deleted.append(old)
+        case .right(let new): difference.inserted.append(new)
+        case .common(let old, let new) where old != new: difference.updated.append(new)
+        case .common: break
+        }
+    }
+    return difference
+}
+
 @Suite struct SetDifferenceScannerTests {
     @Test func everyPairOfSubsetsOfFourIdsWithEveryChangeOfValues() {
         for oldIDs in subsets(of: 4) {
@@ -138,6 +153,94 @@ private func randomSnapshot(using generator: inout SplitMix64) -> [Item] {
         #expect(reported == expected)
         #expect(reported.values.map(\.count).reduce(0, +) > 10_000)
     }
+
+    @Test func agreesWithTheSortedDifferenceOfItsSnapshots() {
+        // The scanner runs the eager merge of two arrays, SortedDifference
+        // the lazy merge of two iterators: same changes, in the same order.
+        var generator = SplitMix64(seed: 12)
+        for _ in 0..<2_000 {
+            let old = randomSnapshot(using: &generator)
+            let new = randomSnapshot(using: &generator)
+            var scanner = SetDifferenceScanner(initialElements: old)
+            #expect(scanner.diff(to: new) == setDifference(SortedDifference(left: old, right: new)))
+        }
+    }
+
+    @Test func makesAtMostTwoIDComparisonsPerElement() {
+        // In debug builds the count includes the checks of sortedness.
+        var generator = SplitMix64(seed: 13)
+        let counter = Counter()
+        var scanner = SetDifferenceScanner<Item, CountingID>(
+            id: { CountingID(value: $0.id, counter: counter) },
+            isUpdated: { $0 != $1 })
+        var kept: [Item] = []
+        for _ in 0..<1_000 {
+            let new = randomSortedIDs(maxCount: 60, range: 100, using: &generator)
+                .map { Item(id: $0, value: Int.random(in: 0..<2, using: &generator)) }
+            counter.value = 0
+            _ = scanner.diff(to: new)
+            #expect(counter.value <= 2 * (kept.count + new.count), "old \(kept), new \(new)")
+            kept = new
+        }
+    }
+
+    @Test func readsTheIDOfEachElementAtMostOncePerDiff() {
+        var generator = SplitMix64(seed: 14)
+        var calls = 0
+        var scanner = SetDifferenceScanner<Item, Int>(
+            id: { calls += 1; return $0.id },
+            isUpdated: { $0 != $1 })
+        var kept: [Item] = []
+        for _ in 0..<1_000 {
+            let new = randomSnapshot(using: &generator)
+            calls = 0
+            _ = scanner.diff(to: new)
+            #expect(calls <= kept.count + new.count)
+            kept = new
+        }
+    }
+
+    #if DEBUG
+    @Test func anUnsortedKeptSnapshotStopsOnAnAssertionNamingTheLeftSideAndIDs() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let old = [1, 5, 3].map { Item(id: $0, value: 0) }
+            var scanner = SetDifferenceScanner(initialElements: old)
+            _ = scanner.diff(to: [Item(id: 2, value: 0)])
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("left sequence"))
+        #expect(message.contains("id 3 comes after id 5"))
+    }
+
+    @Test func duplicateIDsInTheNewSnapshotStopOnAnAssertionNamingTheRightSideAndIDs() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var scanner = SetDifferenceScanner(initialElements: [Item(id: 1, value: 0), Item(id: 5, value: 0)])
+            _ = scanner.diff(to: [2, 2].map { Item(id: $0, value: 0) })
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("right sequence"))
+        #expect(message.contains("id 2 comes after id 2"))
+    }
+    #else
+    @Test func unsortedSnapshotsNeverTrapAndKeepEveryNewElementInRelease() {
+        var generator = SplitMix64(seed: 15)
+        for _ in 0..<2_000 {
+            func randomUnsorted() -> [Item] {
+                (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                    Item(id: Int.random(in: 0..<6, using: &generator), value: Int.random(in: 0..<2, using: &generator))
+                }
+            }
+            let old = randomUnsorted()
+            let new = randomUnsorted()
+            var scanner = SetDifferenceScanner(initialElements: old)
+            let difference = scanner.diff(to: new)
+            // The same unspecified changes as the lazy merge: every element
+            // once, each side in its input order.
+            #expect(difference == setDifference(SortedDifference(left: old, right: new)))
+            #expect(scanner.elements.count == new.count)
+        }
+    }
+    #endif
 }
 
 /// An element whose equality ignores its tag: the tag shows which instance

@@ -16,6 +16,8 @@ public final class DatabasePool: DatabaseWriter {
     /// The path of the database file.
     public let path: String
     let writer: SerializedDatabase
+    /// Identifies the accesses of this database on each thread.
+    let owner: AccessOwner
     let readers: ConnectionPool
 
     /// Opens the database file at `path` (creating it unless
@@ -27,8 +29,10 @@ public final class DatabasePool: DatabaseWriter {
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.configuration = configuration
         self.path = path
+        let owner = AccessOwner(label: configuration.label)
+        self.owner = owner
         writer = try SerializedDatabase(
-            path: path, configuration: configuration, role: "writer", readonly: configuration.readonly)
+            path: path, configuration: configuration, role: "writer", readonly: configuration.readonly, owner: owner)
         try writer.sync { db in
             let mode = try SQLRequest<String>(
                 sql: configuration.readonly ? "PRAGMA journal_mode" : "PRAGMA journal_mode = WAL"
@@ -43,47 +47,81 @@ public final class DatabasePool: DatabaseWriter {
         }
         let label = configuration.label
         readers = ConnectionPool(
+            label: label + ".readers",
             maximumCount: configuration.maximumReaderCount,
             closedError: {
                 DatabaseError(resultCode: .SQLITE_MISUSE, message: "the connection is closed", connectionLabel: label)
             },
             makeConnection: { index in
-                try SerializedDatabase(path: path, configuration: configuration, role: "reader.\(index)", readonly: true)
+                try SerializedDatabase(path: path, configuration: configuration, role: "reader.\(index)", readonly: true, owner: owner)
             })
+    }
+
+    deinit {
+        // Close the idle readers before the writer (released after this
+        // body): the last connection to close checkpoints the WAL and
+        // deletes it, which only the writer can do.
+        readers.close(waitingForIdleConnections: false)
     }
 
     /// Runs `value` in a read transaction on a reader connection, blocking
     /// the calling thread until a reader is free and the closure is done.
     /// Concurrent reads use distinct readers.
+    ///
+    /// - Precondition: Not called from inside another access of this pool
+    ///   (it could wait forever for a reader held by the outer accesses).
     public func read<T>(_ value: (Database) throws -> T) throws -> T {
+        owner.preconditionNoAccessOnCurrentThread("DatabasePool.read")
         let reader = try readers.acquire()
         defer { readers.release(reader) }
-        return try reader.sync { db in try db.readOnlyTransaction { try value(db) } }
+        return try reader.sync { db in try db.readAccess(value) }
     }
 
     /// Runs `value` in a read transaction on a reader connection, suspending
     /// the task (not blocking its thread) until a reader is free.
+    ///
+    /// The reader is given back as soon as `value` returns, on the reader's
+    /// dispatch queue, without waiting for the task to resume.
     public func read<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let reader = try await readers.acquire()
-        defer { readers.release(reader) }
-        return try await reader.async { db in try db.readOnlyTransaction { try value(db) } }
+        owner.preconditionNoAccessOnCurrentThread("DatabasePool.read")
+        let readers = self.readers
+        return try await withCheckedThrowingContinuation { continuation in
+            readers.acquire { acquisition in
+                switch acquisition {
+                case .failure(let error):
+                    continuation.resume(throwing: error)
+                case .success(let reader):
+                    reader.asyncAccess({ db in try db.readAccess(value) }) { result in
+                        readers.release(reader)
+                        continuation.resume(with: result)
+                    }
+                }
+            }
+        }
     }
 
     /// Runs `updates` in a transaction on the writer connection: committed
     /// when it returns, rolled back when it throws. Reads go on meanwhile,
     /// and see the changes once committed.
+    ///
+    /// - Precondition: Not called from inside another access of this pool.
     public func write<T>(_ updates: (Database) throws -> T) throws -> T {
-        try writer.sync { db in try db.inTransaction(.immediate) { try updates(db) } }
+        owner.preconditionNoAccessOnCurrentThread("DatabasePool.write")
+        return try writer.sync { db in try db.writeAccess(updates) }
     }
 
     /// Runs `updates` in a transaction on the writer, without blocking the task's thread.
     public func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writer.async { db in try db.inTransaction(.immediate) { try updates(db) } }
+        owner.preconditionNoAccessOnCurrentThread("DatabasePool.write")
+        return try await writer.async { db in try db.writeAccess(updates) }
     }
 
     /// Runs `updates` on the writer connection, outside of any transaction.
+    ///
+    /// - Precondition: Not called from inside another access of this pool.
     public func writeWithoutTransaction<T>(_ updates: (Database) throws -> T) throws -> T {
-        try writer.sync { db in try updates(db) }
+        owner.preconditionNoAccessOnCurrentThread("DatabasePool.writeWithoutTransaction")
+        return try writer.sync { db in try db.writeAccessWithoutTransaction(updates) }
     }
 
     /// Runs `updates` on the writer outside of any transaction, without
@@ -91,14 +129,18 @@ public final class DatabasePool: DatabaseWriter {
     public func writeWithoutTransaction<T: Sendable>(
         _ updates: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
-        try await writer.async { db in try updates(db) }
+        owner.preconditionNoAccessOnCurrentThread("DatabasePool.writeWithoutTransaction")
+        return try await writer.async { db in try db.writeAccessWithoutTransaction(updates) }
     }
 
     /// Closes the writer and the idle readers now; readers in use close when
-    /// their read ends. Later accesses throw a `DatabaseError`.
+    /// their read ends, and reads waiting for a reader throw. Later accesses
+    /// throw a `DatabaseError` (`SQLITE_MISUSE`). Waits for the write in
+    /// progress, if any, but not for reads.
     ///
-    /// - Precondition: Not called from inside an access of this pool's writer.
+    /// - Precondition: Not called from inside an access of this pool.
     public func close() {
+        owner.preconditionNoAccessOnCurrentThread("DatabasePool.close()")
         readers.close()
         writer.close()
     }

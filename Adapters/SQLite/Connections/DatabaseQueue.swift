@@ -17,6 +17,8 @@ public final class DatabaseQueue: DatabaseWriter {
     /// The path of the database file, or `:memory:`.
     public let path: String
     let writer: SerializedDatabase
+    /// Identifies the accesses of this database on each thread.
+    let owner: AccessOwner
 
     /// Opens (creating it unless `configuration.readonly`) the database file at `path`.
     ///
@@ -25,8 +27,10 @@ public final class DatabaseQueue: DatabaseWriter {
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.configuration = configuration
         self.path = path
+        let owner = AccessOwner(label: configuration.label)
+        self.owner = owner
         writer = try SerializedDatabase(
-            path: path, configuration: configuration, role: "queue", readonly: configuration.readonly)
+            path: path, configuration: configuration, role: "queue", readonly: configuration.readonly, owner: owner)
     }
 
     /// Opens a new, empty, private in-memory database.
@@ -36,44 +40,57 @@ public final class DatabaseQueue: DatabaseWriter {
 
     /// Runs `value` in a read-only transaction (`BEGIN DEFERRED` with
     /// `PRAGMA query_only`): a write inside throws `SQLITE_READONLY`.
+    ///
+    /// - Precondition: Not called from inside another access of this queue.
     public func read<T>(_ value: (Database) throws -> T) throws -> T {
-        try writer.sync { db in try db.readOnlyTransaction { try value(db) } }
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.read")
+        return try writer.sync { db in try db.readAccess(value) }
     }
 
     /// Runs `value` in a read-only transaction, suspending the task (not
     /// blocking its thread) until the connection is available.
     public func read<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writer.async { db in try db.readOnlyTransaction { try value(db) } }
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.read")
+        return try await writer.async { db in try db.readAccess(value) }
     }
 
     /// Runs `updates` in a transaction (`BEGIN IMMEDIATE`): committed when it
     /// returns, rolled back when it throws.
+    ///
+    /// - Precondition: Not called from inside another access of this queue.
     public func write<T>(_ updates: (Database) throws -> T) throws -> T {
-        try writer.sync { db in try db.inTransaction(.immediate) { try updates(db) } }
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.write")
+        return try writer.sync { db in try db.writeAccess(updates) }
     }
 
     /// Runs `updates` in a transaction, suspending the task (not blocking its
     /// thread) until the connection is available.
     public func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writer.async { db in try db.inTransaction(.immediate) { try updates(db) } }
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.write")
+        return try await writer.async { db in try db.writeAccess(updates) }
     }
 
     /// Runs `updates` outside of any transaction.
+    ///
+    /// - Precondition: Not called from inside another access of this queue.
     public func writeWithoutTransaction<T>(_ updates: (Database) throws -> T) throws -> T {
-        try writer.sync { db in try updates(db) }
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.writeWithoutTransaction")
+        return try writer.sync { db in try db.writeAccessWithoutTransaction(updates) }
     }
 
     /// Runs `updates` outside of any transaction, without blocking the task's thread.
     public func writeWithoutTransaction<T: Sendable>(
         _ updates: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
-        try await writer.async { db in try updates(db) }
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.writeWithoutTransaction")
+        return try await writer.async { db in try db.writeAccessWithoutTransaction(updates) }
     }
 
     /// Closes the connection after the access in progress, if any.
     ///
     /// - Precondition: Not called from inside an access of this queue.
     public func close() {
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.close()")
         writer.close()
     }
 }

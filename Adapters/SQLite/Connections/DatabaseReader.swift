@@ -13,7 +13,9 @@ public protocol DatabaseReader: AnyObject, Sendable {
     ///
     /// - Throws: The error thrown by `value`, a `DatabaseError` when SQLite
     ///   fails, or when the database is closed.
-    /// - Precondition: Not called from inside another access of the same connection.
+    /// - Precondition: Not called from inside another access of the same
+    ///   queue or pool, whatever connection it uses: that could wait forever,
+    ///   so it stops the program with a message instead.
     func read<T>(_ value: (Database) throws -> T) throws -> T
 
     /// Runs `value` in a read-only transaction and returns its result, without
@@ -37,7 +39,9 @@ public protocol DatabaseWriter: DatabaseReader {
     /// - Throws: The error thrown by `updates`, or a `DatabaseError` (for
     ///   example `SQLITE_BUSY` after `Configuration.busyTimeout` when another
     ///   process holds the write lock).
-    /// - Precondition: Not called from inside another access of the same connection.
+    /// - Precondition: Not called from inside another access of the same
+    ///   queue or pool, whatever connection it uses: that could wait forever,
+    ///   so it stops the program with a message instead.
     func write<T>(_ updates: (Database) throws -> T) throws -> T
 
     /// Runs `updates` outside of any transaction: each statement commits on

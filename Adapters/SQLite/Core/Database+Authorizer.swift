@@ -21,9 +21,16 @@ extension Database {
             { context, action, argument1, argument2, argument3, argument4 in
                 guard let context else { return SQLITE_OK }
                 let database = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
-                database.regionRecorder?.record(
-                    action: action, argument1, argument2, argument3, argument4)
-                return database.recordEffects(action: action, argument1, argument2)
+                let recorder = database.regionRecorder
+                recorder?.record(action: action, argument1, argument2, argument3, argument4)
+                let answer = database.recordEffects(action: action, argument1, argument2)
+                // DROP TABLE and DROP VIEW ask for SQLITE_DELETE on the dropped
+                // object right after SQLITE_DROP_*: any other answer than
+                // SQLITE_OK silently skips the drop (checked on 3.40.1).
+                if action == SQLITE_DELETE, answer != SQLITE_OK, recorder?.dropsTable == true {
+                    return SQLITE_OK
+                }
+                return answer
             },
             context)
     }
@@ -34,8 +41,12 @@ extension Database {
 /// On SQLite 3.40.1 (checked by `RegionRecordingTests`):
 /// - `SQLITE_READ` (table, column, database, view or trigger): the statement
 ///   reads that column. An empty column name means the whole table: SQLite
-///   reports it for `COUNT(*)`, for a table none of whose columns is used
-///   (`SELECT 1 FROM t`, `EXISTS (SELECT 1 FROM t)`), and for `rowid`.
+///   reports it for `COUNT(*)`, and for a table none of whose declared
+///   columns is used (`SELECT 1 FROM t`, `EXISTS (SELECT 1 FROM t)`,
+///   `SELECT rowid FROM t`, a self-join side that only uses the rowid).
+/// - `rowid` is reported as the `INTEGER PRIMARY KEY` column that aliases
+///   it (`WHERE rowid = 1` reads `id`), or else as a column named `ROWID`,
+///   which is not a column: the recorder takes the whole table.
 /// - A view is reported twice: as reads of its base tables' columns (the
 ///   view's name in the fourth argument), and as reads of its own columns.
 ///   The base tables are kept, the names of views are dropped. Common table
@@ -57,6 +68,10 @@ final class RegionRecorder {
     /// or alters a schema object, or rolls back a transaction or a savepoint,
     /// which may undo such a change.
     private(set) var changesSchema = false
+
+    /// Whether the statement drops a table or a view (SQLITE_DROP_TABLE,
+    /// SQLITE_DROP_VIEW and their temporary and virtual variants).
+    private(set) var dropsTable = false
 
     func record(
         action: Int32,
@@ -84,10 +99,12 @@ final class RegionRecorder {
             reads[key] = entry
         case SQLITE_CREATE_INDEX, SQLITE_CREATE_TABLE, SQLITE_CREATE_TEMP_INDEX, SQLITE_CREATE_TEMP_TABLE,
             SQLITE_CREATE_TEMP_TRIGGER, SQLITE_CREATE_TEMP_VIEW, SQLITE_CREATE_TRIGGER, SQLITE_CREATE_VIEW,
-            SQLITE_DROP_INDEX, SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_INDEX, SQLITE_DROP_TEMP_TABLE,
-            SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
-            SQLITE_ALTER_TABLE, SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE, SQLITE_ATTACH, SQLITE_DETACH:
+            SQLITE_DROP_INDEX, SQLITE_DROP_TEMP_INDEX, SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TRIGGER,
+            SQLITE_ALTER_TABLE, SQLITE_CREATE_VTABLE, SQLITE_ATTACH, SQLITE_DETACH:
             changesSchema = true
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
+            changesSchema = true
+            dropsTable = true
         case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
             // argument1: "BEGIN", "COMMIT", "RELEASE" or "ROLLBACK".
             if let argument1, String(cString: argument1) == "ROLLBACK" {
@@ -98,26 +115,36 @@ final class RegionRecorder {
         }
     }
 
-    /// The recorded region: views dropped (their base tables were recorded
-    /// as well), and a table whose every column is read recorded as the
-    /// whole table, so that `SELECT *` and `COUNT(*)` give `player(*)`.
+    /// The recorded region: views and table-valued functions dropped (the
+    /// base tables of views were recorded as well), and a table whose every
+    /// column is read recorded as the whole table, so that `SELECT *` and
+    /// `COUNT(*)` give `player(*)`.
     ///
     /// - Throws: A `DatabaseError` when the schema cannot be read.
     func region(in database: Database) throws -> DatabaseRegion {
         var region = DatabaseRegion()
-        if reads.isEmpty { return region }
-        // The reads name tables of the schema SQLite just compiled against.
-        try database.refreshSchemaCacheIfNeeded()
         for entry in reads.values {
-            let schema = try database.tableSchema(named: entry.name)
-            if schema?.isView == true { continue }
-            var columns = entry.columns
-            if let readColumns = columns, let schema,
-                schema.columns.allSatisfy({ readColumns.contains($0.asciiLowercased) })
-            {
-                columns = nil
+            var schema = try database.tableSchema(named: entry.name)
+            if schema == nil {
+                // Not in the cache: maybe created by another connection.
+                try database.refreshSchemaCacheIfNeeded()
+                schema = try database.tableSchema(named: entry.name)
             }
-            region.formUnion(DatabaseRegion(table: schema?.name ?? entry.name, columns: columns))
+            // Table-valued functions (`json_each`, `pragma_table_info`) are
+            // not in the schema, and no change happens there; views were
+            // reported with their base tables.
+            guard let schema, !schema.isView else { continue }
+            var columns = entry.columns
+            if let readColumns = columns {
+                let tableColumns = Set(schema.columns.map(\.asciiLowercased))
+                // Every column read, or a name that is not a column (`rowid`
+                // of a table without alias, a hidden column of a virtual
+                // table): the whole table.
+                if tableColumns.isSubset(of: readColumns) || !readColumns.isSubset(of: tableColumns) {
+                    columns = nil
+                }
+            }
+            region.formUnion(DatabaseRegion(table: schema.name, columns: columns))
         }
         return region
     }

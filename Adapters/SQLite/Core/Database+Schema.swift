@@ -44,9 +44,8 @@ struct TableSchema: Sendable {
 /// schema changes clear it (statements that create, drop or alter a schema
 /// object, and rollbacks, which may undo such a statement). Other connections
 /// change the schema version (`PRAGMA schema_version`): the cache is checked
-/// against it before a table is looked up for the first time, before every
-/// compiled statement's region is computed, and before a missing table is
-/// reported.
+/// against it at the start of each read access, before a table is looked up
+/// for the first time, and before a missing table is reported.
 struct SchemaCache {
     /// Keyed by lowercased name; `.some(nil)` records a missing table.
     var tables: [String: TableSchema?] = [:]
@@ -87,17 +86,22 @@ extension Database {
         return schema
     }
 
-    /// Clears the schema cache when another connection changed the schema
-    /// since it was filled.
+    /// Clears the schema cache, and the statement cache, when another
+    /// connection changed the schema since they were filled; makes SQLite
+    /// itself reload the schema then.
     ///
-    /// - Complexity: One `PRAGMA schema_version` (a read of the database header).
+    /// SQLite compiles statements against the schema it loaded last, and only
+    /// notices a newer one when a statement runs (it then recompiles it
+    /// silently, with no region recorded): after a change, a statement that
+    /// reads a table makes it reload the schema before anything else compiles.
+    ///
+    /// - Complexity: One `PRAGMA schema_version` (a read of the database
+    ///   header), plus one read of `sqlite_master` when the version changed.
     func refreshSchemaCacheIfNeeded() throws {
         let version = try SQLRequest<Int32>(sql: "PRAGMA schema_version").fetchOne(self)
-        guard let version else { return }
-        if let cached = schemaCache.schemaVersion, cached == version { return }
-        if schemaCache.schemaVersion != nil || !schemaCache.tables.isEmpty {
-            clearSchemaCache()
-        }
+        guard let version, schemaCache.schemaVersion != version else { return }
+        _ = try SQLRequest<Row>(sql: "SELECT 1 FROM sqlite_master LIMIT 1").fetchAll(self)
+        clearSchemaCache()
         schemaCache.schemaVersion = version
     }
 

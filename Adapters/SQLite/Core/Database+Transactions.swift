@@ -54,6 +54,7 @@ extension Database {
                 // > savepoint. https://www.sqlite.org/lang_savepoint.html
                 try? cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT reactivesqlite").execute()
                 try? cachedStatement(sql: "RELEASE SAVEPOINT reactivesqlite").execute()
+                forgetSchemaChangesUndoneByRollback()
             }
             throw error
         }
@@ -64,7 +65,11 @@ extension Database {
     func readOnlyTransaction<T>(_ body: () throws -> T) throws -> T {
         try cachedStatement(sql: "PRAGMA query_only = 1").execute()
         defer { try? cachedStatement(sql: "PRAGMA query_only = 0").execute() }
-        return try inTransaction(.deferred, body)
+        return try inTransaction(.deferred) {
+            // Another connection may have changed the schema since the last read.
+            try refreshSchemaCacheIfNeeded()
+            return try body()
+        }
     }
 
     /// Rolls back the current transaction, if any. SQLite may have rolled it
@@ -73,5 +78,39 @@ extension Database {
     func rollbackIfInsideTransaction() {
         guard isInsideTransaction else { return }
         try? cachedStatement(sql: "ROLLBACK TRANSACTION").execute()
+        forgetSchemaChangesUndoneByRollback()
+    }
+
+    /// After a rollback: when this connection changed the schema since the
+    /// schema cache was last checked (a change clears it, and its version is
+    /// unknown until the next check), the rollback may have undone the change,
+    /// so the caches filled meanwhile (statements compiled against the undone
+    /// schema) are forgotten.
+    private func forgetSchemaChangesUndoneByRollback() {
+        if schemaCache.schemaVersion == nil { clearSchemaCache() }
+    }
+
+    // MARK: - Accesses
+
+    /// The body of a `read` access: `body` in a read-only transaction, after
+    /// forgetting the caches made stale by another connection's schema change.
+    func readAccess<T>(_ body: (Database) throws -> T) throws -> T {
+        try readOnlyTransaction { try body(self) }
+    }
+
+    /// The body of a `write` access: `body` in an immediate transaction,
+    /// after forgetting the caches made stale by another connection's schema change.
+    func writeAccess<T>(_ body: (Database) throws -> T) throws -> T {
+        try inTransaction(.immediate) {
+            try refreshSchemaCacheIfNeeded()
+            return try body(self)
+        }
+    }
+
+    /// The body of a `writeWithoutTransaction` access: `body`, after
+    /// forgetting the caches made stale by another connection's schema change.
+    func writeAccessWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try refreshSchemaCacheIfNeeded()
+        return try body(self)
     }
 }

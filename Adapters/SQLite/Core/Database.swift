@@ -1,6 +1,7 @@
 import Foundation
 internal import CSQLite
 import DatabaseRegions
+import Synchronization
 
 /// A connection to a SQLite database, as seen inside an access closure.
 ///
@@ -31,6 +32,10 @@ public final class Database {
 
     /// The thread running the current access, or nil outside accesses.
     private var accessThread: pthread_t?
+
+    /// Whether the connection is closed, readable from any thread: statements
+    /// released after the close finalize their handles under this lock.
+    private let closedState = Mutex(false)
 
     private var statementCache: [String: Statement] = [:]
     var schemaCache = SchemaCache()
@@ -106,10 +111,20 @@ public final class Database {
     /// Finalizes the cached statements and closes the connection. Statements
     /// still referenced elsewhere keep the connection alive as a zombie until
     /// they are released (`sqlite3_close_v2`), so nothing leaks.
+    ///
+    /// Runs on the connection's queue, or where nothing else can use the
+    /// connection (`deinit` of its owner).
     func close() {
         guard let connection else { return }
+        // The cached statements are finalized here, as in an access.
+        let previous = accessThread
+        accessThread = pthread_self()
         statementCache.removeAll()
-        sqlite3_close_v2(connection)
+        accessThread = previous
+        closedState.withLock { isClosed in
+            sqlite3_close_v2(connection)
+            isClosed = true
+        }
         self.connection = nil
     }
 
@@ -119,6 +134,10 @@ public final class Database {
 
     /// Runs `body` as an access of the current thread: `Database` methods
     /// called from `body` on this thread are allowed.
+    ///
+    /// When the outermost access ends, statements left running (by a cursor
+    /// that escaped its closure) are reset, so that they release their locks
+    /// and the snapshot of their read transaction.
     func withAccess<T>(_ body: () throws -> T) throws -> T {
         guard connection != nil else {
             throw DatabaseError(
@@ -126,8 +145,85 @@ public final class Database {
         }
         let previous = accessThread
         accessThread = pthread_self()
-        defer { accessThread = previous }
+        defer {
+            if previous == nil { resetRunningStatements() }
+            accessThread = previous
+        }
         return try body()
+    }
+
+    /// Whether the current thread runs an access of this connection (or closes it).
+    @inline(__always)
+    var isAccessedByCurrentThread: Bool {
+        guard let accessThread else { return false }
+        return pthread_equal(accessThread, pthread_self()) != 0
+    }
+
+    /// Resets the statements of the connection that are still running.
+    ///
+    /// - Complexity: O(n), where n is the number of statements of the
+    ///   connection (cached or alive elsewhere).
+    private func resetRunningStatements() {
+        guard let connection else { return }
+        var handle = sqlite3_next_stmt(connection, nil)
+        var foundRunning = false
+        while let current = handle {
+            if sqlite3_stmt_busy(current) != 0 {
+                foundRunning = true
+                break
+            }
+            handle = sqlite3_next_stmt(connection, current)
+        }
+        guard foundRunning else { return }
+        // Cached statements are reset through their `Statement`, which then
+        // leaves the cache's "busy" state; the others directly.
+        for statement in statementCache.values {
+            statement.reset()
+            statement.isBusy = false
+        }
+        handle = sqlite3_next_stmt(connection, nil)
+        while let current = handle {
+            if sqlite3_stmt_busy(current) != 0 { sqlite3_reset(current) }
+            handle = sqlite3_next_stmt(connection, current)
+        }
+    }
+
+    /// Finalizes the handle of a statement being deinitialized.
+    ///
+    /// A statement is released inside its access closure, or after its
+    /// connection is closed. Released elsewhere (returned from an access,
+    /// kept in a variable outside), it would race with the accesses of
+    /// other threads: a programmer error, which stops the program.
+    func finalizeStatement(_ handle: OpaquePointer) {
+        if isAccessedByCurrentThread {
+            sqlite3_finalize(handle)
+            return
+        }
+        let finalized = closedState.withLock { isClosed in
+            // A closed connection is a zombie that only its remaining
+            // statements use: this lock serializes their finalization.
+            if isClosed { sqlite3_finalize(handle) }
+            return isClosed
+        }
+        if !finalized {
+            statementMisuse("A Statement or a DatabaseCursor was released")
+        }
+    }
+
+    /// Whether a statement of the connection may be reset on the current
+    /// thread: true in an access; false after the connection is closed
+    /// (there is nothing left to reset). Stops the program otherwise.
+    func mayResetStatement() -> Bool {
+        if isAccessedByCurrentThread { return true }
+        if closedState.withLock({ $0 }) { return false }
+        statementMisuse("A Statement or a DatabaseCursor was used")
+    }
+
+    private func statementMisuse(_ what: String) -> Never {
+        preconditionFailure(
+            "\(what) outside of the closure of read, write or writeWithoutTransaction that created it, "
+                + "or from another thread (connection \(label)). Statements and cursors belong to their access: "
+                + "do not return them from the closure or keep them after it returns.")
     }
 
     /// Stops the program when the database is used outside of its access
@@ -257,7 +353,13 @@ public final class Database {
         }
         offset += tail.map { start.distance(to: $0) } ?? 0
         guard let handle else { return nil }
-        let region = try recorder.region(in: self)
+        let region: DatabaseRegion
+        do {
+            region = try recorder.region(in: self)
+        } catch {
+            sqlite3_finalize(handle)
+            throw error
+        }
         return Statement(
             handle: handle, database: self, region: region, changesSchema: recorder.changesSchema,
             effects: effectsRecorder ?? StatementEffects())
@@ -294,9 +396,23 @@ public final class Database {
         }
     }
 
-    /// Forgets the cached schema information (columns, primary keys, views).
+    /// Forgets the cached schema information (columns, primary keys, views),
+    /// and the cached statements, whose regions were recorded against the
+    /// previous schema (SQLite recompiles them without our authorizer
+    /// recording anything).
     func clearSchemaCache() {
         schemaCache = SchemaCache()
+        statementCache.removeAll()
         _activeBroker?.schemaDidChange()
+    }
+
+    /// Removes a statement from the cache, if it is there: SQLite recompiled
+    /// it after a schema change, so its recorded region may be stale.
+    ///
+    /// - Complexity: O(n), where n is the number of cached statements.
+    func removeFromCache(_ statement: Statement) {
+        if let key = statementCache.first(where: { $0.value === statement })?.key {
+            statementCache[key] = nil
+        }
     }
 }

@@ -15,19 +15,28 @@ import DatabaseRegions
 /// }
 /// ```
 ///
-/// A statement belongs to its connection: like `Database`, it is not
-/// `Sendable`, and using it outside the access closure is a programmer error.
+/// A statement belongs to its connection and to the access that created it:
+/// like `Database`, it is not `Sendable`, and using it outside the access
+/// closure, or releasing it there (by returning it from the closure), is a
+/// programmer error that stops the program with a message saying so.
 public final class Statement {
     /// The `sqlite3_stmt *` handle, finalized in `deinit`.
     let handle: OpaquePointer
-    unowned let database: Database
+    /// Strong: a statement released after its connection was closed still
+    /// finalizes its handle safely. The connection's statement cache makes a
+    /// cycle, broken when the connection closes.
+    let database: Database
 
     /// The SQL of the statement, as SQLite compiled it.
     public let sql: String
 
     /// The names of the columns of the statement's result rows (empty for a
     /// statement that returns no rows).
-    public let columnNames: [String]
+    ///
+    /// When a schema change makes SQLite recompile the statement (a table
+    /// dropped and created again with other columns under `SELECT *`), the
+    /// names follow from the next run on.
+    public private(set) var columnNames: [String]
 
     /// Whether the statement leaves the database unchanged (`sqlite3_stmt_readonly`).
     public let isReadOnly: Bool
@@ -55,6 +64,9 @@ public final class Statement {
     var isBusy = false
     /// Whether the statement has been stepped since it was last reset.
     private var needsReset = false
+    /// How many times SQLite recompiled the statement after a schema change
+    /// (`SQLITE_STMTSTATUS_REPREPARE`), as last seen.
+    private var recompilationCount: Int32 = 0
     /// The arguments of the current run, for error messages.
     private var arguments = StatementArguments()
 
@@ -81,7 +93,7 @@ public final class Statement {
     }
 
     deinit {
-        sqlite3_finalize(handle)
+        database.finalizeStatement(handle)
     }
 
     /// The number of columns of the result rows.
@@ -173,10 +185,12 @@ public final class Statement {
         if !needsReset, let broker = database.activeBroker {
             broker.statementWillStart(self)
         }
+        let isFirstStep = !needsReset
         needsReset = true
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW:
+            if isFirstStep { checkRecompilation() }
             return true
         case SQLITE_DONE:
             database.activeBroker?.statementDidFinish(self, succeeded: true)
@@ -195,10 +209,29 @@ public final class Statement {
         }
     }
 
+    /// Reads the columns again when SQLite recompiled the statement during
+    /// its first step, after a schema change that this connection's caches
+    /// did not see (made by another connection in the middle of an access),
+    /// and takes the statement out of the cache, since its region may be stale.
+    private func checkRecompilation() {
+        let count = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        guard count != recompilationCount else { return }
+        recompilationCount = count
+        let names = (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }
+        if names != columnNames {
+            columnNames = names
+            layout = RowLayout(columnNames: names, sql: sql)
+        }
+        database.removeFromCache(self)
+    }
+
     /// Makes the statement ready to run again (`sqlite3_reset`), releasing
     /// the read lock a stepped statement holds.
+    ///
+    /// - Precondition: Called inside an access of the connection, or after
+    ///   it is closed (then there is nothing to reset).
     func reset() {
-        guard needsReset else { return }
+        guard needsReset, database.mayResetStatement() else { return }
         sqlite3_reset(handle)
         needsReset = false
         isBusy = false

@@ -21,16 +21,6 @@ struct ColumnMask: Sendable {
         }
     }
 
-    /// Whether the mask shares a column with `columns`.
-    ///
-    /// - Complexity: O(w), where w is the number of words of the smaller set.
-    func intersects(_ columns: UnsafeBufferPointer<UInt64>) -> Bool {
-        for index in 0..<Swift.min(words.count, columns.count) where words[index] & columns[index] != 0 {
-            return true
-        }
-        return false
-    }
-
     /// Whether `column`, which both the mask and `columns` contain, is the
     /// smallest column they share.
     ///

@@ -18,7 +18,8 @@
 /// `isModified(by:)` or `isModified(byEventsOfKind:)`, each key once. But
 /// instead of asking every region, the index keeps, for each table, the keys
 /// watching all of it, the keys watching each column, and the keys watching
-/// each row, so that an event only visits the keys it may concern.
+/// each row, so that an event only visits the keys it may concern. For every
+/// changed row, prefer `forEachKey(impactedBy:_:)`, which builds no array.
 ///
 /// `DatabaseRegionIndex` is a value type, `Sendable` when its keys are.
 public struct DatabaseRegionIndex<Key: Hashable> {
@@ -60,12 +61,12 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     /// - Parameters:
     ///   - region: The region the key depends on.
     ///   - key: The key, for example an observer's identifier.
-    /// - Complexity: O(n + m), where n is the size of `region` and m the size
-    ///   of the key's previous region, the size of a region being the sum,
-    ///   over its tables, of (1 + columns + rowids × (1 + columns)): a key
-    ///   restricted to rowids and columns is indexed by (rowid, column) pair;
-    ///   plus O(c log c) for the c columns of `region` that no key watched
-    ///   before.
+    /// - Complexity: Expected amortized O(n + m), where n is the size of
+    ///   `region` and m the size of the key's previous region, the size of a
+    ///   region being the sum, over its tables, of (1 + columns + rowids ×
+    ///   (1 + columns)): a key restricted to rowids and columns is indexed by
+    ///   (rowid, column) pair; plus O(c log c) for the c columns of `region`
+    ///   that no key watched before.
     @inlinable
     public mutating func insert(_ region: DatabaseRegion, for key: Key) {
         if let slot = slotsByKey[key] {
@@ -87,8 +88,8 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     /// - Parameter key: The key to remove.
     /// - Returns: The region the key was registered with, or `nil` if the key
     ///   was not registered.
-    /// - Complexity: O(n), where n is the size of the key's region (see
-    ///   `insert(_:for:)`).
+    /// - Complexity: Expected amortized O(n), where n is the size of the
+    ///   key's region (see `insert(_:for:)`).
     @inlinable @discardableResult
     public mutating func remove(_ key: Key) -> DatabaseRegion? {
         guard let slot = slotsByKey.removeValue(forKey: key) else { return nil }
@@ -103,20 +104,56 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     /// order is unspecified but deterministic: it depends only on the
     /// sequence of insertions and removals that built the index.
     ///
+    /// To visit the keys without building an array, use
+    /// `forEachKey(impactedBy:_:)`.
+    ///
     /// - Parameter event: A change of one row.
     /// - Returns: The keys the event concerns.
-    /// - Complexity: O(1 + u + Σ over the updated columns of the keys that
-    ///   match through that column) ≤ O(1 + u + m × u), whatever the
-    ///   number of registered regions, where m is the number of keys returned
-    ///   and u the number of updated columns of an update (0 for an insertion
-    ///   or a deletion, which costs O(1 + m)). A key that watches several of
-    ///   the updated columns may be examined once per such column but is
-    ///   returned once; keys that watch the event's row through other
-    ///   columns only are not examined. An event without a rowid costs the
-    ///   same as one with a rowid. Allocates nothing when no key is concerned.
+    /// - Complexity: Expected O(1 + u + m + d), whatever the number of
+    ///   registered regions, where u is the number of updated columns of an
+    ///   update (0 for an insertion or a deletion), m the number of keys
+    ///   returned, and d the number of extra examinations of keys that watch
+    ///   several of the updated columns: such a key is examined once per
+    ///   updated column it watches, and returned once, so d ≤ m × (u − 1).
+    ///   Insertions, deletions, and updates that no key watches through two
+    ///   of the updated columns cost O(1 + u + m). Keys that watch the
+    ///   event's row through other columns only are not examined. Hashing
+    ///   names adds time proportional to their length; for a table whose keys
+    ///   watch c > 64 distinct columns, add O(c / 64) word operations per
+    ///   update and per examination. An event without a rowid costs the same
+    ///   as one with a rowid. Allocates nothing when no key is concerned.
     @inlinable
     public func keys(impactedBy event: DatabaseEvent) -> [Key] {
         keys(impactedBy: event.kind, rowID: event.rowID)
+    }
+
+    /// Calls a closure with each key whose region the event modifies, each
+    /// once, without allocating.
+    ///
+    /// `body` receives the keys that `keys(impactedBy:)` returns, in the same
+    /// order, synchronously, before `forEachKey(impactedBy:_:)` returns. The
+    /// index allocates nothing, whether keys are concerned or not: this is
+    /// the method to call for every changed row of a transaction.
+    ///
+    /// ```swift
+    /// var changed: Set<String> = []
+    /// index.forEachKey(impactedBy: event) { key in
+    ///     changed.insert(key)
+    /// }
+    /// ```
+    ///
+    /// `body` must not modify the index (Swift's exclusivity rules forbid
+    /// it: the index is being read during the call).
+    ///
+    /// - Parameters:
+    ///   - event: A change of one row.
+    ///   - body: A closure called with each key the event concerns.
+    /// - Complexity: The same as `keys(impactedBy:)`, plus the calls to `body`.
+    @inlinable
+    public func forEachKey(impactedBy event: DatabaseEvent, _ body: (Key) -> Void) {
+        storage.forEachSlot(impactedBy: event.kind, rowID: event.rowID) { slot in
+            body(keysBySlot[Int(slot)]!)
+        }
     }
 
     /// The keys whose region some event of this kind can modify, each once.
@@ -129,13 +166,8 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     ///
     /// - Parameter kind: A kind of change.
     /// - Returns: The keys events of this kind may concern.
-    /// - Complexity: O(1 + u + Σ over the updated columns of the keys that
-    ///   match through that column) ≤ O(1 + u + m × u), whatever the
-    ///   number of registered regions, where m is the number of keys returned
-    ///   and u the number of updated columns of an update (0 for an insertion
-    ///   or a deletion, which costs O(1 + m)). A key that watches several of
-    ///   the updated columns may be examined once per such column but is
-    ///   returned once. Allocates nothing when no key is concerned.
+    /// - Complexity: The same as `keys(impactedBy:)` for an event of this
+    ///   kind without rowid. Allocates nothing when no key is concerned.
     @inlinable
     public func keys(impactedByEventsOfKind kind: DatabaseEventKind) -> [Key] {
         keys(impactedBy: kind, rowID: nil)

@@ -25,7 +25,7 @@ struct DatabaseRegionIndexStorage: Sendable {
     private var fullDatabaseSlots: [Int32] = []
 
     /// The buckets of each watched table.
-    private var tables: [CaseInsensitiveName: TableBuckets] = [:]
+    private var tables = FlatHashTable<NameFingerprint, TableBuckets>()
 
     /// Creates an empty storage.
     @usableFromInline
@@ -33,7 +33,7 @@ struct DatabaseRegionIndexStorage: Sendable {
 
     /// Registers a region and returns its slot.
     ///
-    /// - Complexity: O(n), where n is the size of the region, plus O(c log c)
+    /// - Complexity: Expected amortized O(n), where n is the size of the region, plus O(c log c)
     ///   for c columns not watched before on a table.
     @usableFromInline
     mutating func insert(_ region: DatabaseRegion) -> Int32 {
@@ -57,12 +57,15 @@ struct DatabaseRegionIndexStorage: Sendable {
             fullDatabaseSlots.append(slot)
         }
         records[Int(slot)] = record
+        #if DATABASE_REGIONS_INTERNAL_CHECKS
+        tables.checkInvariants()
+        #endif
         return slot
     }
 
     /// Unregisters the region at `slot` and returns it.
     ///
-    /// - Complexity: O(n), where n is the size of the region.
+    /// - Complexity: Expected amortized O(n), where n is the size of the region.
     @usableFromInline
     mutating func remove(slot: Int32) -> DatabaseRegion {
         let record = records[Int(slot)]!
@@ -80,9 +83,12 @@ struct DatabaseRegionIndexStorage: Sendable {
             let buckets = uniqueTable(named: table)
             buckets.removeWatcher(watcher)
             if buckets.isEmpty {
-                tables[table] = nil
+                tables.remove(at: tablePosition(named: table.rawValue)!)
             }
         }
+        #if DATABASE_REGIONS_INTERNAL_CHECKS
+        tables.checkInvariants()
+        #endif
         return record.region
     }
 
@@ -98,12 +104,19 @@ struct DatabaseRegionIndexStorage: Sendable {
     /// row `rowID` (`nil`: any row), modifies. Each slot comes once: first
     /// the full-database regions, then the others (see `TableBuckets`).
     ///
-    /// - Complexity: O(1 + u + v): see `TableBuckets.forEachSlot(impactedBy:rowID:rejected:_:)`.
+    /// - Complexity: Expected O(1 + u + v): see `TableBuckets.forEachSlot(impactedBy:rowID:rejected:_:)`.
     @usableFromInline
-    func forEachSlot(impactedBy kind: DatabaseEventKind, rowID: Int64?, _ body: (Int32) -> Void) {
-        for slot in fullDatabaseSlots { body(slot) }
-        guard let table = tables[CaseInsensitiveName(kind.tableName)] else { return }
-        table.forEachSlot(impactedBy: kind, rowID: rowID, body)
+    func forEachSlot(impactedBy kind: borrowing DatabaseEventKind, rowID: Int64?, _ body: (Int32) -> Void) {
+        // Iterating an array retains it: skip the empty one.
+        if !fullDatabaseSlots.isEmpty {
+            for slot in fullDatabaseSlots { body(slot) }
+        }
+        guard let position = tablePosition(named: kind.tableName) else { return }
+        // `self` and its tables are not mutated during the call: no need to
+        // retain the table's buckets.
+        Unmanaged.passUnretained(tables.entries[position].value)._withUnsafeGuaranteedRef { buckets in
+            buckets.forEachSlot(impactedBy: kind, rowID: rowID, body)
+        }
     }
 
     /// The number of entries `forEachSlot(impactedBy:rowID:_:)` visits: the
@@ -112,22 +125,36 @@ struct DatabaseRegionIndexStorage: Sendable {
     /// - Complexity: The same as `forEachSlot(impactedBy:rowID:_:)`.
     func visitedEntryCount(impactedBy kind: DatabaseEventKind, rowID: Int64?) -> Int {
         var count = fullDatabaseSlots.count
-        guard let table = tables[CaseInsensitiveName(kind.tableName)] else { return count }
-        table.forEachSlot(impactedBy: kind, rowID: rowID, rejected: { count += 1 }) { _ in count += 1 }
+        guard let position = tablePosition(named: kind.tableName) else { return count }
+        tables.entries[position].value.forEachSlot(impactedBy: kind, rowID: rowID, rejected: { count += 1 }) { _ in count += 1 }
         return count
+    }
+
+    /// The position of a table in `tables`, if it has watchers.
+    ///
+    /// - Complexity: Expected O(1) for names of no more than eight bytes, and
+    ///   O(n) for longer names, where n is their length in UTF-8 bytes.
+    @inline(__always)
+    private func tablePosition(named name: String) -> Int? {
+        let fingerprint = NameFingerprint(name)
+        return tables.position(forKey: fingerprint) { buckets in
+            fingerprint.isComplete || buckets.name == CaseInsensitiveName(name)
+        }
     }
 
     /// The buckets of a table, created if needed, and copied first if
     /// another index shares them (copy on write).
     private mutating func uniqueTable(named name: CaseInsensitiveName) -> TableBuckets {
-        guard let index = tables.index(forKey: name) else {
-            let buckets = TableBuckets()
-            tables[name] = buckets
+        guard let position = tablePosition(named: name.rawValue) else {
+            let buckets = TableBuckets(name: name)
+            tables.append(buckets, forKey: NameFingerprint(name))
             return buckets
         }
-        if !isKnownUniquelyReferenced(&tables.values[index]) {
-            tables.values[index] = tables.values[index].copy()
+        return tables.updateValue(at: position) { buckets in
+            if !isKnownUniquelyReferenced(&buckets) {
+                buckets = buckets.copy()
+            }
+            return buckets
         }
-        return tables.values[index]
     }
 }

@@ -75,13 +75,6 @@ struct RowWatchers: Sendable {
     }
 }
 
-/// A (rowid, column number) pair: the key of the buckets of the
-/// column-restricted watchers of one row that watch one column.
-struct RowColumn: Hashable, Sendable {
-    var rowID: Int64
-    var column: Int32
-}
-
 extension Optional where Wrapped == RowBucket {
     /// Appends an entry, creating the bucket if needed, and returns its position.
     ///

@@ -5,65 +5,116 @@ extension TableBuckets {
     /// The order is: watchers of all columns of all rows; then, for an
     /// insertion or a deletion, the other watchers of all rows, then the row
     /// watchers (of all columns, then of some columns); for an update, the
-    /// row watchers of all columns, then the row watchers of some columns by
-    /// ascending column number, then the watchers of some columns of all rows
-    /// by ascending column number.
+    /// watchers of all columns of the row (or, without rowid, of some rows),
+    /// then the column-restricted watchers of the row (or, without rowid, of
+    /// some rows) by ascending column number, then the column-restricted
+    /// watchers of all rows by ascending column number.
     ///
-    /// - Complexity: O(1 + u + v), where u is the number of updated columns
-    ///   and v the number of entries visited: each reported slot once, plus,
-    ///   for an update, one visit for each further updated column that a
-    ///   reported column-restricted watcher watches. So v ≤ (reported slots)
-    ///   × (updated columns). An update of a row never visits the watchers of
-    ///   that row that watch other columns only. Allocates nothing: updated
-    ///   columns are gathered in a buffer on the stack.
+    /// - Complexity: Expected O(1 + u + v), where u is the number of updated
+    ///   columns and v the number of entries visited: each reported slot
+    ///   once, plus, for an update, one visit for each further updated
+    ///   column that a reported column-restricted watcher watches. So
+    ///   v ≤ (reported slots) × (updated columns). The updated columns are
+    ///   looked up only when a bucket of column-restricted watchers is to be
+    ///   visited, and an update of a row never visits the watchers of that
+    ///   row that watch other columns only. For a table with c > 64 watched
+    ///   columns, add O(c / 64) word operations per update and per visit.
+    ///   Allocates nothing: updated columns are gathered in a buffer on the
+    ///   stack.
     ///
     /// `rejected`, if given, is called for each visited entry that is not
     /// reported (tests count visits with it: reported slots plus rejections).
     func forEachSlot(
-        impactedBy kind: DatabaseEventKind,
+        impactedBy kind: borrowing DatabaseEventKind,
         rowID: Int64?,
         rejected: (() -> Void)? = nil,
         _ body: (Int32) -> Void
     ) {
-        for entry in allRows.allColumns { body(entry.slot) }
+        // Buckets are checked for emptiness before they are iterated: an
+        // iteration retains the bucket, which an empty one does not need.
+        Self.forEachSlot(in: allRows.allColumns, body)
         switch kind {
         case .insert, .delete:
-            for entry in allRows.someColumns { body(entry.slot) }
+            Self.forEachSlot(in: allRows.someColumns, body)
             if let rowID {
-                rows[rowID]?.forEach { body($0.slot) }
+                if let rowPosition = rows.position(forKey: rowID) {
+                    rows.entries[rowPosition].value.forEach { body($0.slot) }
+                }
             } else {
-                for entry in someRows.allColumns { body(entry.slot) }
-                for entry in someRows.someColumns { body(entry.slot) }
+                Self.forEachSlot(in: someRows.allColumns, body)
+                Self.forEachSlot(in: someRows.someColumns, body)
             }
 
         case let .update(_, columnNames):
-            if rowID == nil {
-                for entry in someRows.allColumns { body(entry.slot) }
+            // Which buckets of column-restricted watchers to visit; the
+            // updated columns are looked up only if there is one.
+            var visitsRow = false
+            var rowColumnsFirstWord: UInt64 = 0
+            if let rowID {
+                if let rowPosition = rows.position(forKey: rowID) {
+                    rows.entries[rowPosition].value.allColumns?.forEach { body($0.slot) }
+                    visitsRow = rows.entries[rowPosition].value.hasColumnRestrictedWatchers
+                    rowColumnsFirstWord = rows.entries[rowPosition].value.someColumnsFirstWord
+                }
+            } else {
+                Self.forEachSlot(in: someRows.allColumns, body)
             }
-            let rowWatchers = rowID.flatMap { rows[$0] }
-            rowWatchers?.allColumns?.forEach { body($0.slot) }
-            guard columnRestrictedWatcherCount > 0, !columnNames.isEmpty else { return }
-            let wordCount = (columns.count + 63) >> 6
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: wordCount) { buffer in
-                buffer.initialize(repeating: 0)
-                for name in columnNames {
-                    if let number = columnNumber(of: name) {
-                        buffer[number >> 6] |= 1 &<< UInt64(number & 63)
-                    }
+            let visitsSomeRows = rowID == nil && !someRows.someColumns.isEmpty
+            let visitsAllRows = !allRows.someColumns.isEmpty
+            guard visitsRow || visitsSomeRows || visitsAllRows, !columnNames.isEmpty else { return }
+            forEachColumnRestrictedSlot(
+                updating: columnNames, ofRow: visitsRow ? rowID : nil, firstWord: rowColumnsFirstWord,
+                visitsSomeRows: visitsSomeRows, visitsAllRows: visitsAllRows, rejected: rejected, body)
+        }
+    }
+
+    /// Calls `body` with the slot of each column-restricted watcher that an
+    /// update of `columnNames` concerns, once each: of the row `rowID` if
+    /// given, then of some rows if `visitsSomeRows`, then of all rows if
+    /// `visitsAllRows`.
+    ///
+    /// Not inlined: most events need no column lookup, and keep the code of
+    /// `forEachSlot(impactedBy:rowID:rejected:_:)` small.
+    ///
+    /// - Complexity: Expected O(u + w + v), where u is the number of updated
+    ///   columns, w the number of words of a column mask of the table, and v
+    ///   the number of entries visited.
+    @inline(never)
+    private func forEachColumnRestrictedSlot(
+        updating columnNames: Set<String>,
+        ofRow rowID: Int64?,
+        firstWord: UInt64,
+        visitsSomeRows: Bool,
+        visitsAllRows: Bool,
+        rejected: (() -> Void)?,
+        _ body: (Int32) -> Void
+    ) {
+        let wordCount = (columns.count + 63) >> 6
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: wordCount) { buffer in
+            buffer.initialize(repeating: 0)
+            for name in columnNames {
+                if let number = columnNumber(of: name) {
+                    buffer[number >> 6] |= 1 &<< UInt64(number & 63)
                 }
-                let updatedColumns = UnsafeBufferPointer(buffer)
-                if let rowID {
-                    if let rowWatchers, rowWatchers.hasColumnRestrictedWatchers {
-                        forEachSlot(
-                            ofRow: rowID, firstWord: rowWatchers.someColumnsFirstWord,
-                            watchingAnyOf: updatedColumns, rejected: rejected, body)
-                    }
-                } else {
-                    forEachSlot(restrictedTo: .someRows, watchingAnyOf: updatedColumns, rejected: rejected, body)
-                }
+            }
+            let updatedColumns = UnsafeBufferPointer(buffer)
+            if let rowID {
+                forEachSlot(ofRow: rowID, firstWord: firstWord, watchingAnyOf: updatedColumns, rejected: rejected, body)
+            }
+            if visitsSomeRows {
+                forEachSlot(restrictedTo: .someRows, watchingAnyOf: updatedColumns, rejected: rejected, body)
+            }
+            if visitsAllRows {
                 forEachSlot(restrictedTo: .allRows, watchingAnyOf: updatedColumns, rejected: rejected, body)
             }
         }
+    }
+
+    /// Calls `body` with the slot of each entry of a bucket.
+    @inline(__always)
+    private static func forEachSlot(in bucket: [BucketEntry], _ body: (Int32) -> Void) {
+        if bucket.isEmpty { return }
+        for entry in bucket { body(entry.slot) }
     }
 
     /// Calls `body` with the slot of each column-restricted watcher of the
@@ -88,7 +139,9 @@ extension TableBuckets {
             while word != 0 {
                 let column = wordIndex << 6 | word.trailingZeroBitCount
                 word &= word &- 1
-                rowColumns[RowColumn(rowID: rowID, column: Int32(truncatingIfNeeded: column))]?.forEach { entry in
+                let rowColumn = RowColumn(rowID: rowID, column: Int32(truncatingIfNeeded: column))
+                guard let bucketPosition = rowColumns.position(forKey: rowColumn) else { continue }
+                rowColumns.entries[bucketPosition].value.forEach { entry in
                     if entry.columnCount == 1 || isFirstCommonColumn(column, of: entry, with: updatedColumns) {
                         body(entry.slot)
                     } else {
@@ -126,16 +179,6 @@ extension TableBuckets {
                 }
             }
         }
-    }
-
-    /// Whether the column-restricted watcher of `entry` watches one of `columns`.
-    @inline(__always)
-    private func watches(_ entry: BucketEntry, anyOf columns: UnsafeBufferPointer<UInt64>) -> Bool {
-        if columns.count == 1 {
-            // No more than 64 watched columns: the entry knows them all.
-            return entry.firstColumnWord & columns[0] != 0
-        }
-        return watchers[Int(entry.watcher)].columnMask.intersects(columns)
     }
 
     /// Whether `column`, which the watcher of `entry` watches and `columns`

@@ -22,26 +22,56 @@ struct CaseInsensitiveName: Sendable {
         String(decoding: rawValue.utf8.lazy.map(Self.foldCase), as: UTF8.self)
     }
 
-    /// The first eight case-folded UTF-8 bytes, zero-padded, and the length
-    /// in UTF-8 bytes: a quick first test of equality, and the whole test for
-    /// names of no more than eight bytes.
-    ///
-    /// - Complexity: O(1).
-    var signature: (prefix: UInt64, count: Int) {
-        Self.withUTF8Bytes(of: rawValue) { bytes in
-            var prefix: UInt64 = 0
-            for offset in 0..<Swift.min(bytes.count, 8) {
-                prefix |= UInt64(Self.foldCase(bytes[offset])) &<< UInt64(offset &* 8)
-            }
-            return (prefix, bytes.count)
-        }
-    }
-
     /// Lowercases one ASCII uppercase letter; returns any other byte unchanged.
     @inline(__always)
     static func foldCase(_ byte: UInt8) -> UInt8 {
         // Unsigned wrap-around: only 0x41 ("A") ... 0x5A ("Z") give 0 ... 25.
         byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    /// Lowercases the ASCII uppercase letters among the eight bytes of a
+    /// word, all at once; other bytes are unchanged.
+    @inline(__always)
+    static func foldCase(word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits = ones &* 0x80
+        // Adding to the low seven bits of each byte sets its high bit when
+        // the byte reaches the bound, and never carries into the next byte.
+        let lowBits = word & ~highBits
+        let atLeastA = lowBits &+ ones &* (0x80 - 0x41)
+        let aboveZ = lowBits &+ ones &* (0x80 - 0x5B)
+        // High bit of each byte in "A" ... "Z" (bytes >= 0x80 are not ASCII).
+        let uppercase = atLeastA & ~aboveZ & ~word & highBits
+        return word | uppercase &>> 2
+    }
+
+    /// The eight bytes at `offset`, as a little-endian word.
+    @inline(__always)
+    static func loadWord(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64 {
+        assert(offset >= 0 && offset + 8 <= bytes.count, "Out of bounds")
+        return UInt64(littleEndian: UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self))
+    }
+
+    /// A word that packs up to eight bytes so that, for a given number of
+    /// bytes, different bytes give different words: the first eight bytes
+    /// when there are eight or more, else overlapping loads (the bytes in
+    /// between are covered twice) that read no byte out of bounds.
+    ///
+    /// - Complexity: O(1).
+    @inline(__always)
+    static func packedWord(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let count = bytes.count
+        if count >= 8 { return loadWord(bytes, at: 0) }
+        if count >= 4 {
+            let base = UnsafeRawPointer(bytes.baseAddress!)
+            let low = UInt32(littleEndian: base.loadUnaligned(as: UInt32.self))
+            let high = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+            return UInt64(low) | UInt64(high) &<< 32
+        }
+        if count > 0 {
+            return UInt64(bytes[0]) | UInt64(bytes[count >> 1]) &<< 8 | UInt64(bytes[count - 1]) &<< 16
+        }
+        return 0
     }
 }
 

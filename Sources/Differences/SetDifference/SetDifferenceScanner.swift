@@ -120,25 +120,37 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
         var difference = SetDifference<Element>()
         var nextSnapshot: [Element] = []
         swap(&nextSnapshot, &spareStorage)
-        nextSnapshot.reserveCapacity(newElements.count)
-        var merge = _SortedMerge(
-            left: snapshot.makeIterator(),
-            right: newElements.makeIterator(),
-            identification: identification)
-        while let change = merge.next() {
-            switch change {
-            case .left(let old):
-                difference.deleted.append(old)
-            case .right(let new):
-                difference.inserted.append(new)
-                nextSnapshot.append(new)
-            case .common(let old, let new):
-                if identification.isUpdated(old, new) {
-                    let element = updateElement?(old, new) ?? new
-                    difference.updated.append(element)
+        // Local copies, so that the closures below do not capture `self`.
+        let oldElements = snapshot
+        let updateElement = self.updateElement
+        // The eager merge of two arrays (`_forEachSortedMergeChange`): its
+        // loop keeps indices, rather than the pending element copies of the
+        // lazy `_SortedMerge`. Each change gives at most one element of the
+        // next snapshot, and each element of `newElements` gives one.
+        if #available(macOS 10.14.4, iOS 12.2, watchOS 5.2, tvOS 12.2, visionOS 1.0, *) {
+            // Writes the next snapshot into the spare storage through a
+            // pointer, counting in a local variable: `Array.append` would
+            // load and store the array's count in memory at each element.
+            nextSnapshot.append(addingCapacity: newElements.count) { span in
+                span.withUnsafeMutableBufferPointer { buffer, initializedCount in
+                    var count = 0
+                    _forEachSortedMergeChange(left: oldElements, right: newElements, identification: identification) {
+                        if let element = Self.record($0, identification, updateElement, in: &difference) {
+                            // Holds by construction; checked because the
+                            // write below is unchecked in release builds.
+                            precondition(count < buffer.count, "SetDifferenceScanner: more elements kept than new ones.")
+                            buffer.initializeElement(at: count, to: element)
+                            count += 1
+                        }
+                    }
+                    initializedCount = count
+                }
+            }
+        } else {
+            nextSnapshot.reserveCapacity(newElements.count)
+            _forEachSortedMergeChange(left: oldElements, right: newElements, identification: identification) {
+                if let element = Self.record($0, identification, updateElement, in: &difference) {
                     nextSnapshot.append(element)
-                } else {
-                    nextSnapshot.append(old)
                 }
             }
         }
@@ -146,6 +158,48 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
         nextSnapshot.removeAll(keepingCapacity: true)
         spareStorage = nextSnapshot
         return difference
+    }
+}
+
+extension SetDifferenceScanner {
+    /// Records a change of the merge of the kept and new snapshots in
+    /// `difference`, and returns the element that the next snapshot keeps
+    /// for it, if any.
+    @inlinable @inline(__always)
+    static func record<Identification: _ElementIdentification>(
+        _ change: SortedDifferenceChange<Element, Element>,
+        _ identification: Identification,
+        _ updateElement: ((Element, Element) -> Element)?,
+        in difference: inout SetDifference<Element>
+    ) -> Element? where Identification.Element == Element {
+        switch change {
+        case .left(let old):
+            difference.deleted.append(old)
+            return nil
+        case .right(let new):
+            difference.inserted.append(new)
+            return new
+        case .common(let old, let new):
+            if identification.isUpdated(old, new) {
+                return recordUpdate(of: old, to: new, updateElement: updateElement, in: &difference)
+            }
+            return old
+        }
+    }
+
+    /// Records the update of an element whose id persists, and returns the
+    /// element to keep: the rare path of a diff, out of line so that the
+    /// merge loop keeps its values in registers.
+    @inlinable @inline(never)
+    static func recordUpdate(
+        of old: Element,
+        to new: Element,
+        updateElement: ((Element, Element) -> Element)?,
+        in difference: inout SetDifference<Element>
+    ) -> Element {
+        let element = updateElement?(old, new) ?? new
+        difference.updated.append(element)
+        return element
     }
 }
 

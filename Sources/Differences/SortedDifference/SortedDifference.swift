@@ -36,6 +36,11 @@
 ///   most 2(n + m) id comparisons, where n and m are the lengths of the left
 ///   and right sequences. Each step is O(1) and allocates nothing. Each id is
 ///   read once.
+///
+/// Performance: the iteration is inlinable. In optimized builds it is
+/// specialized for the caller's types, and the `Comparable` and
+/// `Identifiable` initializers read ids without any closure call; only the
+/// general initializer calls its closures, once per element.
 public struct SortedDifference<LeftSequence: Sequence, RightSequence: Sequence, ID: Comparable> {
     @usableFromInline let left: LeftSequence
     @usableFromInline let right: RightSequence
@@ -92,10 +97,7 @@ where
     /// - Complexity: O(1). Iteration is O(n + m).
     @inlinable
     public init(left: LeftSequence, right: RightSequence) {
-        // Closure literals, created here and iterated by the same caller:
-        // once specialized, the optimizer inlines them (no indirect call per
-        // element, unlike the general initializer's closures).
-        self.init(left: left, right: right, identification: .closures(left: { $0.id }, right: { $0.id }))
+        self.init(left: left, right: right, identification: .identifiable)
     }
 }
 
@@ -114,7 +116,7 @@ extension SortedDifference where LeftSequence.Element == ID, RightSequence.Eleme
     /// - Complexity: O(1). Iteration is O(n + m).
     @inlinable
     public init(left: LeftSequence, right: RightSequence) {
-        self.init(left: left, right: right, identification: .elements)
+        self.init(left: left, right: right, identification: .comparable)
     }
 }
 
@@ -123,6 +125,10 @@ extension SortedDifference: Sequence {
     public typealias Element = SortedDifferenceChange<LeftSequence.Element, RightSequence.Element>
 
     /// The iterator of a sorted difference. It reads its inputs lazily.
+    ///
+    /// Between two steps it keeps a copy of at most one element of each
+    /// input: the last one it had to compare with an element of the other
+    /// input.
     public struct Iterator: IteratorProtocol {
         @usableFromInline var merge: _SortedMerge<
             LeftSequence.Iterator,
@@ -153,39 +159,4 @@ extension SortedDifference: Sequence {
     public func makeIterator() -> Iterator {
         Iterator(self)
     }
-}
-
-/// The identification chosen by a `SortedDifference` initializer.
-///
-/// The `elements` case reads ids without calling a closure: the cast below is
-/// between types that the chosen initializer proved equal, and the optimizer
-/// removes it once the code is specialized.
-@usableFromInline
-internal enum _SortedDifferenceIdentification<Left, Right, ID: Comparable>: _SortedMergeIdentification {
-    /// `Left == Right == ID`.
-    case elements
-    /// Ids given by closures.
-    case closures(left: (Left) -> ID, right: (Right) -> ID)
-
-    @inlinable @inline(__always)
-    func leftID(_ element: Left) -> ID {
-        switch self {
-        case .elements: _identity(element)
-        case .closures(let leftID, _): leftID(element)
-        }
-    }
-
-    @inlinable @inline(__always)
-    func rightID(_ element: Right) -> ID {
-        switch self {
-        case .elements: _identity(element)
-        case .closures(_, let rightID): rightID(element)
-        }
-    }
-}
-
-/// Returns `value` as an `ID`; the caller guarantees `T == ID`.
-@inlinable @inline(__always)
-internal func _identity<T, ID>(_ value: T) -> ID {
-    value as! ID
 }
