@@ -4,7 +4,7 @@ import ReactiveSQLite
 import Synchronization
 import Testing
 
-@Suite struct ConcurrencyTests {
+@Suite(.isolated) struct ConcurrencyTests {
     private func makeDatabase(_ kind: DatabaseKind, configuration: Configuration = Configuration()) throws -> TestDatabase {
         let test = try kind.make(configuration: configuration)
         try test.writer.write { db in
@@ -81,7 +81,7 @@ import Testing
     /// concurrency, many more async accesses than cooperative threads wait for
     /// the database, and an unrelated task still runs: the waiting accesses
     /// are suspended, not blocking their threads.
-    @Test(.isolated, arguments: DatabaseKind.allCases)
+    @Test(arguments: DatabaseKind.allCases)
     func asyncAccessesWaitingForTheWriterDoNotBlockCooperativeThreads(kind: DatabaseKind) async throws {
         let test = try makeDatabase(kind)
         let writer = test.writer
@@ -136,7 +136,7 @@ import Testing
     }
 
     /// Same with reads waiting for a pool's only reader.
-    @Test(.isolated) func asyncReadsWaitingForAReaderDoNotBlockCooperativeThreads() async throws {
+    @Test func asyncReadsWaitingForAReaderDoNotBlockCooperativeThreads() async throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = 1
         let test = try makeDatabase(.pool, configuration: configuration)
@@ -236,7 +236,7 @@ import Testing
     /// they wait for the pool's only reader. Async reads compete for it: a
     /// reader handed to (or given back by) an async read must not need a
     /// cooperative thread to make progress, or everything stops.
-    @Test(.isolated) func syncReadsInTasksAndAsyncReadsShareOneReaderWithoutDeadlock() async throws {
+    @Test func syncReadsInTasksAndAsyncReadsShareOneReaderWithoutDeadlock() async throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = 1
         let test = try makeDatabase(.pool, configuration: configuration)
@@ -276,7 +276,7 @@ import Testing
     /// Global dispatch queues have one thread per core: with all of them
     /// blocked (by other code of the process), an async read that must open
     /// a reader still gets it.
-    @Test(.isolated) func anAsyncReadOpensAReaderWhileGlobalDispatchThreadsAreBlocked() async throws {
+    @Test func anAsyncReadOpensAReaderWhileGlobalDispatchThreadsAreBlocked() async throws {
         let test = try makeDatabase(.pool)
         let writer = test.writer
         defer { withExtendedLifetime(test) {} }

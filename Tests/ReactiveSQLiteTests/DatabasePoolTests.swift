@@ -2,7 +2,7 @@ import Foundation
 import ReactiveSQLite
 import Testing
 
-@Suite struct DatabasePoolTests {
+@Suite(.isolated) struct DatabasePoolTests {
     /// A pool with a table `t` of one row, and its directory, which must be
     /// kept alive until the end of the test.
     private func makePool(maximumReaderCount: Int = 5) throws -> (TemporaryDirectory, DatabasePool) {
@@ -115,7 +115,7 @@ import Testing
         #expect(try pool.count("t") == 2)
     }
 
-    @Test(.isolated) func atMostMaximumReaderCountReadsRunAtOnce() async throws {
+    @Test func atMostMaximumReaderCountReadsRunAtOnce() async throws {
         let (directory, pool) = try makePool(maximumReaderCount: 2)
         defer { withExtendedLifetime(directory) {} }
         let gauge = ConcurrencyGauge()
