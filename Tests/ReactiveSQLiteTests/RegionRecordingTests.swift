@@ -292,6 +292,28 @@ extension RegionCase {
     }
 
     @Test(arguments: DatabaseKind.allCases)
+    func dropStatementsDrop(kind: DatabaseKind) throws {
+        // The authorizer ignores deletions (to see each deleted row), which
+        // must not turn DROP TABLE or DROP VIEW into no-ops.
+        let test = try RequestFixtures.makeDatabase(kind)
+        try test.writer.write { db throws in
+            try db.execute(sql: "DROP VIEW roster; DROP TABLE logEntry")
+            let drop = try db.makeStatement(sql: "DROP TABLE IF EXISTS scratch")
+            for _ in 0..<3 {
+                try db.execute(sql: "CREATE TABLE scratch (a)")
+                try db.cachedStatement(sql: "DROP TABLE scratch").execute()
+                try db.execute(sql: "CREATE TABLE scratch (a)")
+                // Compiled before the table existed: SQLite recompiles it.
+                try drop.execute()
+            }
+            let names = try SQLRequest<String>(
+                sql: "SELECT name FROM sqlite_master WHERE name IN ('roster', 'logEntry', 'scratch')"
+            ).fetchAll(db)
+            #expect(names == [])
+        }
+    }
+
+    @Test(arguments: DatabaseKind.allCases)
     func aRolledBackSchemaChangeIsForgotten(kind: DatabaseKind) throws {
         let test = try RequestFixtures.makeDatabase(kind)
         try test.writer.writeWithoutTransaction { db throws in

@@ -165,4 +165,27 @@ import Testing
             #expect(try cursor.next() == nil)
         }
     }
+
+    @Test func aStatementRecompiledAfterAnotherConnectionChangedTheSchemaReadsTheNewColumns() throws {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path("db.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        let other = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t (a, b); INSERT INTO t VALUES (1, 2)") }
+        let (before, after) = try queue.writeWithoutTransaction { db in
+            let before = try SQLRequest<Row>(sql: "SELECT * FROM t").fetchAll(db)
+            // Another connection changes the schema in the middle of this
+            // access, unseen by this connection's caches.
+            try other.write { db in
+                try db.execute(sql: "DROP TABLE t; CREATE TABLE t (x, y, z); INSERT INTO t VALUES (3, 4, 5)")
+            }
+            let after = try SQLRequest<Row>(sql: "SELECT * FROM t").fetchAll(db)
+            return (before, after)
+        }
+        #expect(before == [Row(["a": 1, "b": 2])])
+        #expect(after == [Row(["x": 3, "y": 4, "z": 5])])
+        // And in later accesses.
+        #expect(try queue.read { db in try db.cachedStatement(sql: "SELECT * FROM t").columnNames } == ["x", "y", "z"])
+    }
 }

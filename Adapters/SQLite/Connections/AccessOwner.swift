@@ -20,12 +20,13 @@ final class AccessOwner: Sendable {
     }
 
     /// Stops the program when the current thread runs an access of this
-    /// queue or pool.
+    /// queue or pool, with a message (printed in release builds too, unlike
+    /// the message of a `precondition`).
     ///
     /// - Parameter operation: What was attempted, for the message.
     func preconditionNoAccessOnCurrentThread(_ operation: @autoclosure () -> String) {
-        precondition(
-            !isAccessedOnCurrentThread,
+        guard isAccessedOnCurrentThread else { return }
+        fatalError(
             "\(operation()) was called from inside an access of the same database (\(label)): accesses are not "
                 + "reentrant. Use the Database the closure was given instead, or start the access after this one returns.")
     }

@@ -47,7 +47,9 @@ final class ConnectionPool: Sendable {
         closedError: @escaping @Sendable () -> any Error,
         makeConnection: @escaping @Sendable (_ index: Int) throws -> SerializedDatabase
     ) {
-        precondition(maximumCount > 0, "Configuration.maximumReaderCount must be at least 1 (got \(maximumCount))")
+        if maximumCount < 1 {
+            fatalError("Configuration.maximumReaderCount must be at least 1 (got \(maximumCount))")
+        }
         self.maximumCount = maximumCount
         self.makeConnection = makeConnection
         self.closedError = closedError

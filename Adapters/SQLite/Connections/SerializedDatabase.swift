@@ -44,10 +44,12 @@ final class SerializedDatabase: @unchecked Sendable {
     /// - Precondition: the current thread does not run an access of this
     ///   connection already (that would deadlock).
     func sync<T>(_ block: (Database) throws -> T) throws -> T {
-        precondition(
-            !isCurrentQueue,
-            "A database access was started from inside another access of the same connection "
-                + "(\(database.label)): accesses are not reentrant. Use the Database you were given instead.")
+        if isCurrentQueue {
+            // fatalError rather than precondition: the message shows in release builds too.
+            fatalError(
+                "A database access was started from inside another access of the same connection "
+                    + "(\(database.label)): accesses are not reentrant. Use the Database you were given instead.")
+        }
         return try queue.sync {
             try owner.runAccess {
                 try database.withAccess { try block(database) }
@@ -89,10 +91,11 @@ final class SerializedDatabase: @unchecked Sendable {
     ///
     /// - Precondition: Not called from inside an access of this connection.
     func close() {
-        precondition(
-            !isCurrentQueue,
-            "close() was called from inside an access of the same connection (\(database.label)): "
-                + "close the database after the access returns.")
+        if isCurrentQueue {
+            fatalError(
+                "close() was called from inside an access of the same connection (\(database.label)): "
+                    + "close the database after the access returns.")
+        }
         queue.sync { database.close() }
     }
 

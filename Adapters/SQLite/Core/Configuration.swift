@@ -31,6 +31,10 @@ public struct Configuration: Sendable {
     /// A name for the connections, used in the labels of their dispatch queues
     /// (and so in thread names in a debugger or a crash report) and in the
     /// description of `DatabaseError`. Default `"ReactiveSQLite"`.
+    ///
+    /// Each connection adds its role: `<label>.queue` for a `DatabaseQueue`,
+    /// `<label>.writer` and `<label>.reader.1`, `<label>.reader.2`... for a
+    /// `DatabasePool`.
     public var label: String = "ReactiveSQLite"
 
     /// How the writer connection learns about row changes, for observations.

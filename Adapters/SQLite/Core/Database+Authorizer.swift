@@ -21,18 +21,36 @@ extension Database {
             { context, action, argument1, argument2, argument3, argument4 in
                 guard let context else { return SQLITE_OK }
                 let database = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
-                let recorder = database.regionRecorder
-                recorder?.record(action: action, argument1, argument2, argument3, argument4)
+                database.regionRecorder?.record(action: action, argument1, argument2, argument3, argument4)
                 let answer = database.recordEffects(action: action, argument1, argument2)
-                // DROP TABLE and DROP VIEW ask for SQLITE_DELETE on the dropped
-                // object right after SQLITE_DROP_*: any other answer than
-                // SQLITE_OK silently skips the drop (checked on 3.40.1).
-                if action == SQLITE_DELETE, answer != SQLITE_OK, recorder?.dropsTable == true {
-                    return SQLITE_OK
-                }
-                return answer
+                return database.authorizeDrop(action: action, argument1, answer: answer)
             },
             context)
+    }
+
+    /// `answer`, or `SQLITE_OK` for the deletion that a DROP TABLE or DROP
+    /// VIEW asks for.
+    ///
+    /// SQLite asks for SQLITE_DELETE on the dropped table or view right after
+    /// SQLITE_DROP_TABLE or SQLITE_DROP_VIEW, and any other answer than
+    /// SQLITE_OK silently skips the drop (checked on 3.40.1). The state is
+    /// kept on the connection, not in a recorder, because SQLite also asks
+    /// when it recompiles a statement after a schema change, with no
+    /// recorder installed.
+    @inline(__always)
+    fileprivate func authorizeDrop(action: Int32, _ argument1: UnsafePointer<CChar>?, answer: Int32) -> Int32 {
+        switch action {
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
+            droppedTableName = argument1.map { String(cString: $0) }
+            return answer
+        case SQLITE_DELETE:
+            guard let dropped = droppedTableName else { return answer }
+            droppedTableName = nil
+            guard let argument1, String(cString: argument1) == dropped else { return answer }
+            return SQLITE_OK
+        default:
+            return answer
+        }
     }
 }
 
@@ -69,10 +87,6 @@ final class RegionRecorder {
     /// which may undo such a change.
     private(set) var changesSchema = false
 
-    /// Whether the statement drops a table or a view (SQLITE_DROP_TABLE,
-    /// SQLITE_DROP_VIEW and their temporary and virtual variants).
-    private(set) var dropsTable = false
-
     func record(
         action: Int32,
         _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?,
@@ -104,7 +118,6 @@ final class RegionRecorder {
             changesSchema = true
         case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
             changesSchema = true
-            dropsTable = true
         case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
             // argument1: "BEGIN", "COMMIT", "RELEASE" or "ROLLBACK".
             if let argument1, String(cString: argument1) == "ROLLBACK" {

@@ -43,6 +43,11 @@ public final class Database {
     /// Collects what the statement being compiled reads (see `Database+Authorizer.swift`).
     var regionRecorder: RegionRecorder?
 
+    /// The table or view a DROP statement being compiled (or recompiled by
+    /// SQLite) drops, until the authorizer answers its SQLITE_DELETE (see
+    /// `Database+Authorizer.swift`).
+    var droppedTableName: String?
+
     /// Collects what the statement being compiled may change (see `StatementEffects`).
     var effectsRecorder: StatementEffects?
 
@@ -220,7 +225,7 @@ public final class Database {
     }
 
     private func statementMisuse(_ what: String) -> Never {
-        preconditionFailure(
+        fatalError(
             "\(what) outside of the closure of read, write or writeWithoutTransaction that created it, "
                 + "or from another thread (connection \(label)). Statements and cursors belong to their access: "
                 + "do not return them from the closure or keep them after it returns.")
@@ -235,8 +240,10 @@ public final class Database {
         }
     }
 
+    /// fatalError rather than preconditionFailure: the message shows in
+    /// release builds too.
     private func misuse(_ function: StaticString) -> Never {
-        preconditionFailure(
+        fatalError(
             "Database.\(function) was called outside of the closure of read, write or writeWithoutTransaction, "
                 + "or from another thread (connection \(label)). Use a Database only inside the closure that "
                 + "received it, on the thread that runs it.")

@@ -119,10 +119,12 @@ public final class Statement {
 
     /// Resets the statement and binds its parameters from `consumer`.
     func bind(_ consumer: inout ArgumentConsumer, requireAllConsumed: Bool) throws {
-        precondition(
-            !isBusy,
-            "A statement was run again while a cursor iterates its rows: finish the cursor first, "
-                + "or use a distinct statement (sql: \(sql))")
+        if isBusy {
+            // fatalError rather than precondition: the message shows in release builds too.
+            fatalError(
+                "A statement was run again while a cursor iterates its rows: finish the cursor first, "
+                    + "or use a distinct statement (sql: \(sql))")
+        }
         reset()
         arguments = consumer.arguments
         if database.selectionRegion != nil { database.selectionRegion!.formUnion(region) }

@@ -27,8 +27,11 @@ public final class DatabaseCursor<Element> {
 
     deinit {
         // An abandoned cursor gives its statement back to the cache, whether
-        // it was stepped or not.
-        if !isDone { finish() }
+        // it was stepped or not. Released outside of its access, it stops
+        // the program (a programmer error), unless the connection is closed.
+        guard !isDone, statement.database.mayResetStatement() else { return }
+        statement.reset()
+        statement.isBusy = false
     }
 
     /// The next element, or nil when the results are exhausted. After nil,
