@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A token that stops an observation.
 ///
 /// Call `cancel()`, or release the last reference: either way, no value or
@@ -7,12 +5,12 @@ import Synchronization
 /// under way on another thread is waited for first), and the observation
 /// releases its resources.
 public final class AnyDatabaseCancellable: Sendable {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    private let onCancel: ObservationLock<(@Sendable () -> Void)?>
 
     /// Creates a cancellable that runs `cancel` once, on the first call to
     /// `cancel()` or on deinit.
     public init(cancel: @escaping @Sendable () -> Void) {
-        onCancel = Mutex(cancel)
+        onCancel = ObservationLock(cancel)
     }
 
     deinit {

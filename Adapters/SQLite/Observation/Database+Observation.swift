@@ -21,13 +21,6 @@ extension Database {
         return SQLITE_OK
     }
 
-    /// Whether a table is declared WITHOUT ROWID.
-    func isWithoutRowIDTable(_ name: String) throws -> Bool {
-        // Columns of PRAGMA table_list: schema, name, type, ncol, wr, strict.
-        guard let row = try fetchRows(sql: "PRAGMA table_list(\(SQLScanner.quote(name)))").first else { return false }
-        return try row[4]
-    }
-
     /// Runs `fetch` and returns its result with the union of the regions of
     /// the statements it ran.
     func recordingSelection<T>(_ fetch: () throws -> T) throws -> (T, DatabaseRegion) {

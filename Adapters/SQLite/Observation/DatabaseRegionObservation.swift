@@ -1,5 +1,4 @@
 import DatabaseRegions
-import Synchronization
 
 /// An observation of the transactions that modify a region of the database.
 ///
@@ -16,7 +15,8 @@ import Synchronization
 /// transaction that modified the region, exactly once per such
 /// transaction, before any other write can happen and before the
 /// committing `write` returns. Rolled-back transactions and savepoints
-/// notify nothing.
+/// notify nothing. Dropping or altering a table of the region counts as a
+/// modification.
 public struct DatabaseRegionObservation: Sendable {
     let regions: [any DatabaseRegionConvertible]
 
@@ -67,20 +67,14 @@ public struct DatabaseRegionObservation: Sendable {
         let regions = self.regions
         return AsyncDatabaseRegionChanges { continuation in
             let observer = RegionObserver(host: host, onChange: { _ in continuation.yield() })
-            host.writer.queue.async {
-                do {
-                    try host.writer.database.withAccess {
-                        let db = host.writer.database
-                        let region = try regions.reduce(into: DatabaseRegion()) {
-                            $0.formUnion(try $1.databaseRegion(db))
-                        }
-                        guard observer.gate.isOpen else { return }
-                        observer.observerID = db.observationBroker.register(observer, region: region)
-                    }
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
+            host.writer.asyncAccess({ db in
+                let region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
+                // Cancelled before it started: stay out of the broker.
+                guard observer.gate.isOpen else { return }
+                observer.observerID = db.observationBroker.register(observer, region: region)
+            }, completion: { result in
+                if case .failure(let error) = result { continuation.finish(throwing: error) }
+            })
             return AnyDatabaseCancellable { observer.cancel() }
         }
     }
@@ -108,7 +102,7 @@ final class RegionObserver: DatabaseCommitObserver, @unchecked Sendable {
     func cancel() {
         guard gate.cancel() else { return }
         if host.writer.isCurrentQueue {
-            // Cancelled from inside `onChange`, on the writer: unregister now.
+            // Cancelled on the writer (from inside `onChange`): unregister now.
             if let observerID { host.writer.database.observationBroker.unregister(observerID) }
             observerID = nil
             return

@@ -20,9 +20,7 @@ extension SerializedDatabase {
     /// Runs `block` on the connection later, without waiting. Nothing runs
     /// if the connection is closed by then.
     func asyncWithoutWaiting(_ block: @escaping @Sendable (Database) -> Void) {
-        queue.async {
-            try? self.database.withAccess { block(self.database) }
-        }
+        asyncAccess(block, completion: { _ in })
     }
 }
 

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// An observation of one record, identified by its primary key: it emits the
 /// record when it starts and after each transaction that changed its row,
@@ -99,8 +98,16 @@ public struct AsyncRecordObservation<Record: Sendable>: AsyncSequence, Sendable 
 }
 
 /// Holds a cancellable that a callback may need before `start` returns it.
+///
+/// It holds the cancellable weakly: the callback that uses it is owned by
+/// the observation, and a strong reference would keep the observation
+/// running after its user dropped the last reference to the cancellable.
 final class CancellableHolder: Sendable {
-    private let state = Mutex<(cancellable: AnyDatabaseCancellable?, isCancelled: Bool)>((nil, false))
+    private struct State {
+        weak var cancellable: AnyDatabaseCancellable?
+        var isCancelled = false
+    }
+    private let state = ObservationLock(State())
 
     func set(_ cancellable: AnyDatabaseCancellable) {
         let cancelNow = state.withLock { state -> Bool in

@@ -3,8 +3,8 @@ internal import CSQLite
 
 /// What a statement may change, as reported by SQLite's authorizer while it
 /// is compiled: the tables it inserts into, deletes from, and the columns it
-/// updates (through triggers and foreign key actions too), and the savepoint
-/// it begins, releases or rolls back to.
+/// updates (through triggers and foreign key actions too), the tables it
+/// drops or alters, and the savepoint it begins, releases or rolls back to.
 struct StatementEffects {
     struct TableWrites {
         /// The table name as SQLite reported it.
@@ -27,8 +27,12 @@ struct StatementEffects {
     /// Written tables, at most a handful per statement.
     private(set) var writes: [TableWrites] = []
     private(set) var savepoint: SavepointAction?
+    /// Tables the statement drops or alters. No hook reports such a change,
+    /// yet it may break or change what observers of these tables fetch: the
+    /// broker tells them after the statement succeeds.
+    private(set) var restructuredTables: [String] = []
 
-    var isEmpty: Bool { writes.isEmpty && savepoint == nil }
+    var isEmpty: Bool { writes.isEmpty && savepoint == nil && restructuredTables.isEmpty }
 
     /// Records one authorizer call. Returns the answer for SQLite.
     mutating func record(
@@ -55,6 +59,14 @@ struct StatementEffects {
             withWrites(argument1) { writes in
                 if let column { writes.updatedColumns.insert(column) }
             }
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE:
+            // argument1: the table.
+            if let argument1, strncasecmp(argument1, "sqlite_", 7) != 0 {
+                restructuredTables.append(String(cString: argument1))
+            }
+        case SQLITE_ALTER_TABLE:
+            // argument1: the schema ("main"), argument2: the table.
+            if let argument2 { restructuredTables.append(String(cString: argument2)) }
         case SQLITE_SAVEPOINT:
             guard let argument1, let argument2 else { return SQLITE_OK }
             let name = String(cString: argument2)

@@ -25,6 +25,13 @@ import DatabaseRegions
 /// that changes a rowid produces a deletion of the old rowid and an
 /// insertion of the new one, rows deleted by `INSERT OR REPLACE` produce
 /// deletions, and WITHOUT ROWID tables produce events with a nil rowid.
+///
+/// On the update-hook path, an UPDATE event names every column the
+/// statement sets, whether its value changed or not; an UPDATE that changes
+/// a rowid produces one update event, with the new rowid (observations then
+/// count it as a change of any row of the table); rows deleted by
+/// `INSERT OR REPLACE` produce no event; WITHOUT ROWID tables produce no
+/// event at all.
 public protocol TransactionObserver: AnyObject {
     /// Whether the observer wants the events of this kind. Called once per
     /// statement for each kind of change the statement may make (including
@@ -56,7 +63,8 @@ public enum TransactionObservationExtent: Sendable {
     /// deallocated (the database holds it weakly).
     case observerLifetime
     /// Until the end of the current transaction (or of the next one, outside
-    /// of a transaction): removed after its commit or rollback.
+    /// of a transaction): removed after its commit or rollback. The database
+    /// holds it strongly until then, so it may be added and forgotten.
     case nextTransaction
     /// Until the database connection is closed (the database holds it strongly).
     case databaseLifetime

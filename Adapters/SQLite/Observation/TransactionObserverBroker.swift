@@ -67,6 +67,9 @@ final class TransactionObserverBroker {
     private struct TableHookInfo {
         var columns: [String]
         var withoutRowID: Bool
+        /// The names an UPDATE reports when it changes the rowid: `rowid`
+        /// (whatever name was used in SQL) and the column that aliases it.
+        var rowIDColumns: Set<String>
     }
     /// Per written table of the current statement, its metadata (same order
     /// as `currentEffects.writes`).
@@ -117,15 +120,23 @@ final class TransactionObserverBroker {
     func add(transactionObserver: some TransactionObserver, extent: TransactionObservationExtent) {
         installHooksIfNeeded()
         switch extent {
-        case .databaseLifetime:
+        case .databaseLifetime, .nextTransaction:
             userObservers.append(UserObserver(strongObserver: transactionObserver, extent: extent))
-        case .observerLifetime, .nextTransaction:
+        case .observerLifetime:
             userObservers.append(UserObserver(weakObserver: transactionObserver, extent: extent))
         }
     }
 
     func remove(transactionObserver: some TransactionObserver) {
         userObservers.removeAll { $0.observer == nil || $0.observer === transactionObserver }
+        // Nothing more reaches it: neither the events buffered in savepoints,
+        // nor those of the running statement.
+        for index in levels.indices {
+            levels[index].userEvents.removeAll { $0.observer === transactionObserver }
+        }
+        for (interest, observers) in statementUserObservers {
+            statementUserObservers[interest] = observers.filter { $0 !== transactionObserver }
+        }
     }
 
     // MARK: - Hooks
@@ -169,6 +180,17 @@ final class TransactionObserverBroker {
     /// > COMMIT is converted into a ROLLBACK. [It] must not do anything that
     /// > will modify the database connection. https://www.sqlite.org/c3ref/commit_hook.html
     private func commitHook() -> Int32 {
+        // The hooks stay installed when every observer is gone: statements
+        // then report nothing, and a commit must leave no pending state
+        // behind for the next observer to misread.
+        guard isObserving else { return 0 }
+        // Events buffered in savepoints still open are committed now: user
+        // observers get them before they are asked whether to commit.
+        if levels.contains(where: { !$0.userEvents.isEmpty }) {
+            let events = levels.flatMap(\.userEvents)
+            for index in levels.indices { levels[index].userEvents = [] }
+            for (observer, event) in events { observer.databaseDidChange(with: event) }
+        }
         for entry in userObservers {
             guard let observer = entry.observer else { continue }
             do {
@@ -183,16 +205,16 @@ final class TransactionObserverBroker {
     }
 
     private func rollbackHook() {
-        rollbackIsPending = true
         commitIsPending = false
         levels = [Level()]
+        rollbackIsPending = isObserving
     }
 
     private func preUpdate(
         _ connection: OpaquePointer, _ operation: Int32, _ table: UnsafePointer<CChar>,
         _ oldKey: Int64, _ newKey: Int64
     ) {
-        guard let (tableName, info) = tableMetadata(table) else { return }
+        guard isObserving, let (tableName, info) = tableMetadata(table) else { return }
         let withoutRowID = info?.withoutRowID ?? false
         switch operation {
         case SQLITE_INSERT:
@@ -236,7 +258,7 @@ final class TransactionObserverBroker {
     }
 
     private func update(_ operation: Int32, _ table: UnsafePointer<CChar>, _ rowID: Int64) {
-        guard let (tableName, _) = tableMetadata(table) else { return }
+        guard isObserving, let (tableName, info) = tableMetadata(table) else { return }
         switch operation {
         case SQLITE_INSERT:
             dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: rowID), operation)
@@ -248,7 +270,15 @@ final class TransactionObserverBroker {
             let columns = currentEffects.writes(onTable: table)?.updatedColumns ?? []
             let kind: DatabaseEventKind =
                 columns.isEmpty ? .insert(tableName: tableName) : .update(tableName: tableName, columnNames: columns)
-            dispatch(DatabaseEvent(kind: kind, rowID: rowID), operation)
+            let event = DatabaseEvent(kind: kind, rowID: rowID)
+            // The hook reports the new rowid only. When the statement may
+            // change rowids, the observers of the old rowid must hear of it
+            // too: mark at table level.
+            if let info, !info.rowIDColumns.isDisjoint(with: columns) {
+                dispatch(event, operation, markedAs: DatabaseEvent(kind: kind, rowID: nil))
+            } else {
+                dispatch(event, operation)
+            }
         default:
             break
         }
@@ -268,11 +298,12 @@ final class TransactionObserverBroker {
         return (name, nil)
     }
 
-    /// Marks the observations an event concerns, and hands it to the user
-    /// observers that asked for it.
-    private func dispatch(_ event: DatabaseEvent, _ operation: Int32) {
+    /// Marks the observations an event concerns (or `markedEvent`
+    /// concerns, when given), and hands the event to the user observers
+    /// that asked for it.
+    private func dispatch(_ event: DatabaseEvent, _ operation: Int32, markedAs markedEvent: DatabaseEvent? = nil) {
         let top = levels.count - 1
-        for id in regionIndex.keys(impactedBy: event) {
+        regionIndex.forEachKey(impactedBy: markedEvent ?? event) { id in
             levels[top].changed.insert(id)
         }
         guard !statementUserObservers.isEmpty,
@@ -315,15 +346,15 @@ final class TransactionObserverBroker {
     /// metadata of the tables it writes, and asks user observers which of its
     /// events they want.
     func statementWillStart(_ statement: Statement) {
+        // Reading table metadata may run statements of its own (schema
+        // queries), which report here too: read it before setting up the
+        // state of this statement, which they would overwrite.
+        let tableInfos = statement.effects.writes.map { hookInfo(forTable: $0.name) }
         currentEffects = statement.effects
-        currentTableInfos = []
+        currentTableInfos = tableInfos
         statementUserObservers = [:]
         willCommitError = nil
-        guard !statement.effects.writes.isEmpty else { return }
-        for writes in statement.effects.writes {
-            currentTableInfos.append(hookInfo(forTable: writes.name))
-        }
-        guard !userObservers.isEmpty else { return }
+        guard !statement.effects.writes.isEmpty, !userObservers.isEmpty else { return }
         userObservers.removeAll { $0.observer == nil }
         for writes in statement.effects.writes {
             let table = writes.name.asciiLowercased
@@ -342,10 +373,19 @@ final class TransactionObserverBroker {
                     statementUserObservers[StatementInterest(table: table, operation: operation)] = observers
                 }
             }
-            // A changed rowid is reported as a deletion and an insertion.
-            if !writes.updatedColumns.isEmpty, usesPreUpdateHook {
-                for (operation, kind) in [(SQLITE_INSERT, DatabaseEventKind.insert(tableName: writes.name)),
-                                          (SQLITE_DELETE, .delete(tableName: writes.name))]
+            // With the pre-update hook, a changed rowid is reported as a
+            // deletion and an insertion, and the rows that an `INSERT OR
+            // REPLACE` (or `UPDATE OR REPLACE`) deletes, which the
+            // authorizer does not announce, as deletions.
+            if usesPreUpdateHook {
+                var extraKinds: [(Int32, DatabaseEventKind)] = []
+                if writes.inserts || !writes.updatedColumns.isEmpty {
+                    extraKinds.append((SQLITE_DELETE, .delete(tableName: writes.name)))
+                }
+                if !writes.updatedColumns.isEmpty {
+                    extraKinds.append((SQLITE_INSERT, .insert(tableName: writes.name)))
+                }
+                for (operation, kind) in extraKinds
                 where statementUserObservers[StatementInterest(table: table, operation: operation)] == nil {
                     let observers = userObservers.compactMap { entry -> (any TransactionObserver)? in
                         guard let observer = entry.observer, observer.observes(eventsOfKind: kind) else { return nil }
@@ -363,13 +403,11 @@ final class TransactionObserverBroker {
         let key = name.asciiLowercased
         if let info = tableInfos[key] { return info }
         guard let schema = try? database.tableSchema(named: name), !schema.isView else { return nil }
-        let withoutRowID: Bool
-        if case .columns = schema.primaryKey {
-            withoutRowID = (try? database.isWithoutRowIDTable(schema.name)) ?? false
-        } else {
-            withoutRowID = false
-        }
-        let info = TableHookInfo(columns: schema.columns.map(\.asciiLowercased), withoutRowID: withoutRowID)
+        var rowIDColumns: Set<String> = schema.isWithoutRowID ? [] : ["rowid"]
+        if case .rowID(let column?) = schema.primaryKey { rowIDColumns.insert(column.asciiLowercased) }
+        let info = TableHookInfo(
+            columns: schema.columns.map(\.asciiLowercased), withoutRowID: schema.isWithoutRowID,
+            rowIDColumns: rowIDColumns)
         tableInfos[key] = info
         return info
     }
@@ -382,12 +420,19 @@ final class TransactionObserverBroker {
     /// Called after a statement has run to completion or failed: applies
     /// its savepoint action, then notifies a commit or a rollback.
     func statementDidFinish(_ statement: Statement, succeeded: Bool) {
-        if succeeded, let savepoint = statement.effects.savepoint {
-            apply(savepoint)
+        // Release the user observers of the statement: the database holds
+        // them weakly.
+        statementUserObservers = [:]
+        if succeeded {
+            if let savepoint = statement.effects.savepoint { apply(savepoint) }
+            for table in statement.effects.restructuredTables { markRestructured(table) }
         }
         if commitIsPending {
             commitIsPending = false
-            didCommit()
+            // A commit that failed after the commit hook (SQLITE_BUSY, an
+            // I/O error) did not happen: the transaction is still open, or
+            // the rollback hook has run.
+            if succeeded { didCommit() }
         }
         if rollbackIsPending {
             rollbackIsPending = false
@@ -423,6 +468,15 @@ final class TransactionObserverBroker {
         }
     }
 
+    /// Marks the observations of a table that was dropped or altered: what
+    /// they fetch changed (or fails now), although no row event said so.
+    private func markRestructured(_ table: String) {
+        let top = levels.count - 1
+        regionIndex.forEachKey(impactedBy: DatabaseEvent(kind: .delete(tableName: table), rowID: nil)) { id in
+            levels[top].changed.insert(id)
+        }
+    }
+
     /// The most recent savepoint level with this name (case-insensitive).
     private func levelIndex(named name: String) -> Int? {
         guard levels.count > 1 else { return nil }
@@ -437,14 +491,10 @@ final class TransactionObserverBroker {
 
     private func didCommit() {
         commitCount += 1
+        // The commit hook delivered the events buffered in savepoints.
         var changed = Set<Int>()
-        var userEvents: [(observer: any TransactionObserver, event: DatabaseEvent)] = []
-        for level in levels {
-            changed.formUnion(level.changed)
-            userEvents.append(contentsOf: level.userEvents)
-        }
+        for level in levels { changed.formUnion(level.changed) }
         levels = [Level()]
-        for (observer, event) in userEvents { observer.databaseDidChange(with: event) }
         // Registration order, for a deterministic order of notifications.
         for id in changed.sorted() {
             commitObservers[id]?.databaseDidCommitChanges(database)

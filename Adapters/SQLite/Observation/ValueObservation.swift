@@ -34,6 +34,9 @@ enum ObservationTracking: Sendable {
 /// - Each value comes from one committed state (one read transaction).
 /// - On a `DatabasePool`, a commit only waits until a reader has opened the
 ///   committed state; the fetch runs concurrently with later writes.
+/// - Dropping or altering a table of the region is a change too: the
+///   observation fetches again, and a fetch that fails (no such table) ends
+///   it with that error.
 public struct ValueObservation<Value: Sendable>: Sendable {
     let tracking: ObservationTracking
     /// Fetches on a database connection. Stateless.

@@ -14,7 +14,9 @@ public struct ValueObservationScheduler: Sendable {
     /// The first value is delivered synchronously, before `start` returns;
     /// later values arrive asynchronously on the main queue.
     ///
-    /// - Precondition: `start` is called from the main thread.
+    /// - Precondition: `start` is called from the main thread: the main
+    ///   actor, or a block of the main queue (which, on Linux, a process that
+    ///   called `dispatchMain()` runs on another thread).
     public static let immediate = ValueObservationScheduler(kind: .immediate)
 
     /// Every value is delivered asynchronously on `queue`, in order. Use a
@@ -27,4 +29,20 @@ public struct ValueObservationScheduler: Sendable {
     /// of the observation's own, off the main thread: for async contexts,
     /// where values are handed to a task (as `values(in:)` does).
     public static let task = ValueObservationScheduler(kind: .task)
+}
+
+extension ValueObservationScheduler {
+    /// Marks the main queue, so that its blocks can be recognized whatever
+    /// thread runs them.
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether the current code runs on the main thread, or in a block of
+    /// the main queue (the main actor's executor).
+    static var isOnMainThread: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+    }
 }

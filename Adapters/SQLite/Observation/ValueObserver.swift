@@ -1,7 +1,6 @@
 import Dispatch
 import DatabaseRegions
 import Foundation
-import Synchronization
 
 /// One run of a `ValueObservation`: registered with the writer's broker, it
 /// fetches after each commit that modified its region, reduces on its own
@@ -9,7 +8,8 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: the `let` properties are Sendable or only used as
 /// said here; `reduce` only runs on `reductionQueue`; `observerID` and
-/// `region` are only touched on the writer's queue; `fetchState` is a Mutex.
+/// `region` are only touched on the writer's queue; `fetchState` is behind
+/// its lock.
 final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked Sendable {
     private let host: any ObservationHost
     private let tracking: ObservationTracking
@@ -25,15 +25,23 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     private var observerID: Int?
     private var region = DatabaseRegion()
 
+    /// Commits are numbered by the broker's `commitCount`.
     private struct FetchState {
-        /// A fetch runs on a reader.
+        /// A fetch runs (on a reader, for a pool).
         var isFetching = false
-        /// A commit happened during that fetch: fetch again when it ends.
-        var needsFetch = false
+        /// The latest commit that may have changed the value.
+        var latestChange = 0
+        /// The commit whose state the latest fetch reads. When it is older
+        /// than `latestChange`, a fetch is due: commits made during a fetch
+        /// coalesce into one fetch after it, and a fetch that has already
+        /// read a later state makes nothing due.
+        var fetchedChange = 0
         /// Cancelled or failed: never fetch again.
         var isFinished = false
+        /// The error was handed to `onError`: no other one will be.
+        var hasFailed = false
     }
-    private let fetchState = Mutex(FetchState())
+    private let fetchState = ObservationLock(FetchState())
 
     init(
         observation: ValueObservation<Value>,
@@ -56,22 +64,29 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// Starts the observation: registers it and fetches its first value, in
     /// one writer access, so that no commit can slip between the two.
+    ///
+    /// The first value is handed to the reduction queue inside that access
+    /// too: the value of a commit that follows the access comes after it.
     func start() -> AnyDatabaseCancellable {
         if case .immediate = scheduler.kind {
             precondition(
-                Thread.isMainThread,
-                "ValueObservation.start(in:scheduling: .immediate, ...) must be called from the main thread.")
+                ValueObservationScheduler.isOnMainThread,
+                "ValueObservation.start(in:scheduling: .immediate, ...) must be called from the main thread "
+                    + "(the main actor, or the main queue).")
             do {
-                let fetched = try host.writer.sync { db in try startOnWriter(db) }
-                let value = try reductionQueue.sync { try reduce(fetched) }
+                // Reduced before the writer is released: the value of a
+                // later commit is reduced after this one.
+                let value = try host.writer.sync { db in
+                    let fetched = try startOnWriter(db)
+                    return try reductionQueue.sync { try reduce(fetched) }
+                }
                 if let value { gate.deliver { onChange(value) } }
             } catch {
                 finish(with: error, synchronously: true)
             }
         } else {
             do {
-                let fetched = try host.writer.sync { db in try startOnWriter(db) }
-                enqueue(.success(fetched))
+                try host.writer.sync { db in enqueue(.success(try startOnWriter(db))) }
             } catch {
                 enqueue(.failure(error))
             }
@@ -81,15 +96,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// Starts the observation without waiting for the writer (for async sequences).
     func startWithoutWaiting() -> AnyDatabaseCancellable {
-        let writer = host.writer
-        writer.queue.async { [self] in
-            do {
-                let fetched = try writer.database.withAccess { try startOnWriter(writer.database) }
-                enqueue(.success(fetched))
-            } catch {
-                enqueue(.failure(error))
-            }
-        }
+        host.writer.asyncAccess({ [self] db in
+            // Cancelled before it started: stay out of the broker.
+            guard gate.isOpen else { return }
+            enqueue(.success(try startOnWriter(db)))
+        }, completion: { [self] result in
+            if case .failure(let error) = result { enqueue(.failure(error)) }
+        })
         return AnyDatabaseCancellable { [self] in cancel() }
     }
 
@@ -104,19 +117,30 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             (fetched, region) = try inReadTransaction(db) { try db.recordingSelection { try fetch(db) } }
         }
         observerID = db.observationBroker.register(self, region: region)
+        let commit = db.observationBroker.commitCount
+        fetchState.withLock { state in
+            state.latestChange = commit
+            state.fetchedChange = commit
+        }
         return fetched
     }
 
     // MARK: - Fetching after commits
 
     func databaseDidCommitChanges(_ db: Database) {
+        let commit = db.observationBroker.commitCount
+        fetchState.withLock { $0.latestChange = max($0.latestChange, commit) }
+        fetchIfDue(db)
+    }
+
+    /// Starts a fetch of the current state, unless one runs (it fetches
+    /// again when it ends, if needed), or the last one read this state.
+    private func fetchIfDue(_ db: Database) {
+        let commit = db.observationBroker.commitCount
         let mayFetch = fetchState.withLock { state -> Bool in
-            if state.isFinished { return false }
-            if state.isFetching {
-                state.needsFetch = true
-                return false
-            }
+            guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return false }
             state.isFetching = true
+            state.fetchedChange = commit
             return true
         }
         guard mayFetch else { return }
@@ -126,7 +150,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             // on the reader, concurrently with later writes.
             do {
                 try reader.sync { readerDB in try readerDB.beginPinnedRead() }
-                reader.queue.async { [self] in fetchOnPinnedReader(reader) }
+                fetchOnPinnedReader(reader, commitCount: commit)
                 return
             } catch {
                 host.releaseReader(reader)
@@ -134,7 +158,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         }
         // A queue, or a pool whose readers are all busy (they may be waiting
         // for the writer): fetch here.
-        enqueue(Result { try fetchOnWriter(db) })
+        let result = Result { try fetchOnWriter(db) }
+        if case .failure = result { fetchDidFail() }
+        enqueue(result)
         fetchDidEnd()
     }
 
@@ -150,43 +176,52 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         return fetched
     }
 
-    private func fetchOnPinnedReader(_ reader: SerializedDatabase) {
-        let db = reader.database
-        let result: Result<(any Sendable, DatabaseRegion?), any Error> = Result {
-            try db.withAccess {
-                defer { db.endPinnedRead() }
-                if case .recorded = tracking {
-                    let (fetched, region) = try db.recordingSelection { try fetch(db) }
-                    return (fetched, region)
+    /// Fetches on a reader whose read transaction is pinned to the commit
+    /// number `commitCount` of the writer, then releases it.
+    private func fetchOnPinnedReader(_ reader: SerializedDatabase, commitCount: Int) {
+        reader.asyncAccess({ [self] db -> (any Sendable, DatabaseRegion?) in
+            defer { db.endPinnedRead() }
+            if case .recorded = tracking {
+                let (fetched, region) = try db.recordingSelection { try fetch(db) }
+                return (fetched, region)
+            }
+            return (try fetch(db), nil)
+        }, completion: { [self] result in
+            host.releaseReader(reader)
+            if case .success((_, let newRegion?)) = result {
+                // Regions live on the writer. Update it before the value is
+                // delivered, so that a write started by whoever receives the
+                // value runs after the update. A region that grew misses
+                // the commits made since the fetched snapshot: fetch again
+                // when there were some.
+                host.writer.asyncWithoutWaiting { [self] db in
+                    guard let observerID, newRegion != region else { return }
+                    let grew = region.union(newRegion) != region
+                    region = newRegion
+                    db.observationBroker.updateRegion(newRegion, forObserver: observerID)
+                    if grew && db.observationBroker.commitCount != commitCount { databaseDidCommitChanges(db) }
                 }
-                return (try fetch(db), nil)
             }
-        }
-        host.releaseReader(reader)
-        enqueue(result.map { $0.0 })
-        if case .success((_, let newRegion?)) = result {
-            // Regions live on the writer. A region that grew may have missed
-            // a commit between this snapshot and the update: fetch again then.
-            host.writer.asyncWithoutWaiting { [self] db in
-                guard let observerID, newRegion != region else { return }
-                let grew = region.union(newRegion) != region
-                region = newRegion
-                db.observationBroker.updateRegion(newRegion, forObserver: observerID)
-                if grew { databaseDidCommitChanges(db) }
-            }
-        }
-        fetchDidEnd()
+            if case .failure = result { fetchDidFail() }
+            enqueue(result.map { $0.0 })
+            fetchDidEnd()
+        })
+    }
+
+    /// A fetch failed: the observation ends now, so that no later commit
+    /// fetches again, although the error reaches `onError` later.
+    private func fetchDidFail() {
+        fetchState.withLock { $0.isFinished = true }
     }
 
     /// Ends a fetch; fetches again, from the writer, if a commit happened meanwhile.
     private func fetchDidEnd() {
         let fetchAgain = fetchState.withLock { state -> Bool in
             state.isFetching = false
-            defer { state.needsFetch = false }
-            return state.needsFetch && !state.isFinished
+            return !state.isFinished && state.latestChange > state.fetchedChange
         }
         if fetchAgain {
-            host.writer.asyncWithoutWaiting { [self] db in databaseDidCommitChanges(db) }
+            host.writer.asyncWithoutWaiting { [self] db in fetchIfDue(db) }
         }
     }
 
@@ -230,8 +265,11 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// Ends the observation with an error, delivered once.
     private func finish(with error: any Error, synchronously: Bool) {
         let isFirst = fetchState.withLock { state in
-            defer { state.isFinished = true }
-            return !state.isFinished
+            defer {
+                state.isFinished = true
+                state.hasFailed = true
+            }
+            return !state.hasFailed
         }
         guard isFirst else { return }
         unregister()

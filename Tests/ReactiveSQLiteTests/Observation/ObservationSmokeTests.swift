@@ -3,46 +3,6 @@ import ReactiveSQLite
 import Synchronization
 import Testing
 
-/// Collects the values of an observation, and lets a test wait for a count.
-final class Recorder<Value: Sendable>: Sendable {
-    private let state = Mutex<(values: [Value], waiters: [(Int, CheckedContinuation<Void, Never>)])>(([], []))
-
-    func append(_ value: Value) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.values.append(value)
-            let count = state.values.count
-            let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
-            state.waiters.removeAll { $0.0 <= count }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    var values: [Value] { state.withLock { $0.values } }
-
-    /// Waits until `count` values were recorded, or fails after `timeout`.
-    func wait(for count: Int, timeout: Duration = .seconds(10)) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let isReady = self.state.withLock { state -> Bool in
-                        if state.values.count >= count { return true }
-                        state.waiters.append((count, continuation))
-                        return false
-                    }
-                    if isReady { continuation.resume() }
-                }
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw CancellationError()
-            }
-            try await group.next()
-            group.cancelAll()
-        }
-    }
-}
-
 @Suite struct ObservationSmokeTests {
     @Test(arguments: DatabaseKind.allCases, [Configuration.ChangeTracking.automatic, .updateHookOnly])
     func trackingCountScenario(kind: DatabaseKind, tracking: Configuration.ChangeTracking) async throws {
@@ -113,15 +73,5 @@ final class Recorder<Value: Sendable>: Sendable {
         cancellable.cancel()
         try writer.write { db in try db.execute(sql: "INSERT INTO t1 (a, b) VALUES (1, 1)") }
         #expect(count.withLock { $0 } == 4)
-    }
-}
-
-/// Polls a condition on the test's task, failing after a bounded time.
-func waitUntil(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while !condition() {
-        if clock.now > deadline { throw CancellationError() }
-        try await Task.sleep(for: .milliseconds(1))
     }
 }

@@ -1,0 +1,344 @@
+import Dispatch
+import Foundation
+import ReactiveSQLite
+import Testing
+
+// Helpers of the observation tests. Threads and tasks meet through
+// continuations, conditions and `Recorder` waits, each bounded by a timeout
+// that fails the test instead of hanging it. No sleep decides an outcome.
+
+/// Both change-tracking paths: the pre-update hook and the update hook.
+let changeTrackings: [Configuration.ChangeTracking] = [.automatic, .updateHookOnly]
+
+/// How long an observation test waits for something that must happen.
+let observationPatience: Duration = .seconds(30)
+
+/// Whether the tests run under ThreadSanitizer, which makes them several
+/// times slower: long tests do less work then.
+let isRunningUnderThreadSanitizer = dlsym(nil, "__tsan_init") != nil
+
+/// A wait that did not end in time.
+struct ObservationTimeout: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Collects the values of an observation, and lets a test wait for them,
+/// asynchronously or (from a thread of its own) blocking.
+///
+/// Shared state of the observation tests lives behind `NSLock` or
+/// `NSCondition` rather than `Synchronization.Mutex`: ThreadSanitizer cannot
+/// see a contended `Mutex` hand over through the kernel on Linux, and would
+/// report races that are not.
+///
+/// `@unchecked Sendable`: `state` is only used while holding `condition`.
+final class Recorder<Value: Sendable>: @unchecked Sendable {
+    private struct Waiter {
+        var id: Int
+        var isReady: @Sendable ([Value]) -> Bool
+        var continuation: CheckedContinuation<[Value]?, Never>
+    }
+
+    private struct State {
+        var values: [Value] = []
+        var waiters: [Waiter] = []
+        var nextWaiterID = 0
+    }
+
+    private let condition = NSCondition()
+    private var state = State()
+
+    init() {}
+
+    private func withLock<T>(_ body: (inout State) -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body(&state)
+    }
+
+    /// Records a value and wakes up the waits it satisfies.
+    func append(_ value: Value) {
+        let ready = withLock { state -> [(CheckedContinuation<[Value]?, Never>, [Value])] in
+            state.values.append(value)
+            condition.broadcast()
+            let values = state.values
+            var ready: [(CheckedContinuation<[Value]?, Never>, [Value])] = []
+            state.waiters.removeAll { waiter in
+                guard waiter.isReady(values) else { return false }
+                ready.append((waiter.continuation, values))
+                return true
+            }
+            return ready
+        }
+        for (continuation, values) in ready { continuation.resume(returning: values) }
+    }
+
+    /// The values recorded so far, in order.
+    var values: [Value] { withLock { $0.values } }
+
+    /// Waits until the recorded values satisfy `isReady`, and returns them.
+    ///
+    /// - Throws: `ObservationTimeout` after `timeout`.
+    @discardableResult
+    func wait(
+        timeout: Duration = observationPatience,
+        until isReady: @escaping @Sendable ([Value]) -> Bool
+    ) async throws -> [Value] {
+        let values = await withCheckedContinuation { (continuation: CheckedContinuation<[Value]?, Never>) in
+            let (readyValues, id) = withLock { state -> ([Value]?, Int) in
+                if isReady(state.values) { return (state.values, -1) }
+                let id = state.nextWaiterID
+                state.nextWaiterID += 1
+                state.waiters.append(Waiter(id: id, isReady: isReady, continuation: continuation))
+                return (nil, id)
+            }
+            if let readyValues {
+                continuation.resume(returning: readyValues)
+                return
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.nanoseconds)) {
+                let expired = self.withLock { state -> CheckedContinuation<[Value]?, Never>? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+        guard let values else {
+            throw ObservationTimeout(description: "timed out with values \(self.values)")
+        }
+        return values
+    }
+
+    /// Waits until `count` values were recorded, and returns them.
+    @discardableResult
+    func wait(for count: Int, timeout: Duration = observationPatience) async throws -> [Value] {
+        try await wait(timeout: timeout) { $0.count >= count }
+    }
+
+    /// Blocks the current thread until `count` values were recorded; false
+    /// after `timeout`. For callbacks that run on a dispatch queue of their
+    /// own, never for a task.
+    func waitBlocking(for count: Int, timeout: Duration = observationPatience) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.nanoseconds) / 1e9)
+        condition.lock()
+        defer { condition.unlock() }
+        while state.values.count < count {
+            if !condition.wait(until: deadline) { return state.values.count >= count }
+        }
+        return true
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    }
+}
+
+extension Recorder where Value: Equatable {
+    /// Waits until the last recorded value is `value`, and returns the values.
+    @discardableResult
+    func wait(forLast value: Value, timeout: Duration = observationPatience) async throws -> [Value] {
+        try await wait(timeout: timeout) { $0.last == value }
+    }
+}
+
+/// A one-time signal between threads and tasks.
+final class Signal: Sendable {
+    private let recorder = Recorder<Bool>()
+
+    init() {}
+
+    func open() { recorder.append(true) }
+
+    /// Waits asynchronously until the signal is open.
+    func wait(timeout: Duration = observationPatience) async throws {
+        try await recorder.wait(for: 1, timeout: timeout)
+    }
+
+    /// Blocks until the signal is open; false after `timeout`. Never from a task.
+    func waitBlocking(timeout: Duration = observationPatience) -> Bool {
+        recorder.waitBlocking(for: 1, timeout: timeout)
+    }
+}
+
+/// Runs a blocking closure on a thread of its own (neither a dispatch
+/// thread nor a cooperative one, whose pools are small on a small machine),
+/// and lets a task await its result.
+final class BackgroundThread<Value: Sendable>: Sendable {
+    private let result = Recorder<Result<Value, any Error>>()
+
+    init(_ body: @escaping @Sendable () throws -> Value) {
+        let result = self.result
+        Thread { result.append(Result { try body() }) }.start()
+    }
+
+    /// The closure's result, or its error.
+    ///
+    /// - Throws: `ObservationTimeout` when it does not end in time.
+    func value(timeout: Duration = observationPatience) async throws -> Value {
+        try await result.wait(for: 1, timeout: timeout)[0].get()
+    }
+}
+
+/// Polls a condition on the test's task until it holds, failing after a
+/// bounded time. For conditions no callback announces (an object released
+/// by another thread).
+func waitUntil(
+    timeout: Duration = observationPatience, sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: @Sendable () -> Bool
+) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while !condition() {
+        if clock.now > deadline {
+            throw ObservationTimeout(description: "condition still false at \(sourceLocation)")
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
+
+/// A value shared between threads.
+///
+/// `@unchecked Sendable`: `storage` is only used while holding `lock`.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: Value
+
+    init(_ value: Value) {
+        storage = value
+    }
+
+    var value: Value {
+        get { withLock { $0 } }
+        set { withLock { $0 = newValue } }
+    }
+
+    @discardableResult
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&storage)
+    }
+}
+
+/// An object whose lifetime tests follow through a `WeakReference`.
+final class LifetimeToken: Sendable {
+    init() {}
+}
+
+/// A weak reference, readable from any thread.
+final class WeakReference<Object: AnyObject & Sendable>: Sendable {
+    private struct Storage: Sendable {
+        weak var object: Object?
+    }
+    private let storage: Locked<Storage>
+
+    init(_ object: Object) {
+        storage = Locked(Storage(object: object))
+    }
+
+    /// Whether the object was deallocated.
+    var isReleased: Bool { storage.withLock { $0.object == nil } }
+}
+
+/// A player, the record of most observation tests: table `player`.
+struct ObservedPlayer: FetchableRecord, TableRecord, Equatable, Sendable, CustomStringConvertible {
+    static let databaseTableName = "player"
+    var id: Int64
+    var name: String
+    var score: Int
+
+    init(id: Int64, name: String, score: Int) {
+        self.id = id
+        self.name = name
+        self.score = score
+    }
+
+    init(row: Row) throws {
+        id = try row["id"]
+        name = try row["name"]
+        score = try row["score"]
+    }
+
+    var description: String { "\(id):\(name):\(score)" }
+}
+
+/// The same player, not `Equatable`: for `removeDuplicates: true`.
+struct UnequatablePlayer: FetchableRecord, TableRecord, Sendable {
+    static let databaseTableName = "player"
+    var id: Int64
+    var name: String
+    var score: Int
+
+    init(row: Row) throws {
+        id = try row["id"]
+        name = try row["name"]
+        score = try row["score"]
+    }
+}
+
+/// The table of `ObservedPlayer`, with three players.
+let playerSchemaSQL = """
+    CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL DEFAULT 0);
+    INSERT INTO player (id, name, score) VALUES (1, 'Arthur', 100), (2, 'Barbara', 200), (3, 'Craig', 150);
+    """
+
+extension DatabaseKind {
+    /// A fresh database of this kind, tracking changes with `changeTracking`,
+    /// set up with `sql`.
+    func make(changeTracking: Configuration.ChangeTracking, sql: String) throws -> TestDatabase {
+        var configuration = Configuration()
+        configuration.changeTracking = changeTracking
+        let test = try make(configuration: configuration)
+        if !sql.isEmpty {
+            try test.writer.write { db in try db.execute(sql: sql) }
+        }
+        return test
+    }
+}
+
+/// A counter shared between threads.
+final class ChangeCounter: Sendable {
+    private let count = Locked(0)
+    init() {}
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.value }
+}
+
+/// Starts a region observation that counts its calls.
+func countChanges(
+    in writer: any DatabaseWriter, of regions: [any DatabaseRegionConvertible],
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> (ChangeCounter, AnyDatabaseCancellable) {
+    let counter = ChangeCounter()
+    let cancellable = DatabaseRegionObservation(tracking: regions).start(in: writer) { error in
+        Issue.record(error, sourceLocation: sourceLocation)
+    } onChange: { _ in
+        counter.increment()
+    }
+    return (counter, cancellable)
+}
+
+/// Whether `values` is an ordered subsequence of `expected`.
+func isOrderedSubsequence<T: Equatable>(_ values: [T], of expected: [T]) -> Bool {
+    var remaining = expected[...]
+    for value in values {
+        guard let index = remaining.firstIndex(of: value) else { return false }
+        remaining = remaining[(index + 1)...]
+    }
+    return true
+}
+
+extension DatabaseWriter {
+    /// Runs several statements in one transaction, blocking.
+    func writeSQL(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try write { db in try db.execute(sql: sql, arguments: arguments) }
+    }
+
+    /// Runs statements outside of any transaction: the SQL handles transactions itself.
+    func writeSQLWithoutTransaction(_ sql: String) throws {
+        try writeWithoutTransaction { db in try db.execute(sql: sql) }
+    }
+}
