@@ -38,7 +38,9 @@ extension TableBuckets {
             Self.forEachSlot(in: allRows.someColumns, body)
             if let rowID {
                 if let rowPosition = rows.position(forKey: rowID) {
-                    rows.entries[rowPosition].value.forEach { body($0.slot) }
+                    rows.withUnsafeValue(at: rowPosition) { rowWatchers in
+                        rowWatchers.pointee.forEach { body($0.slot) }
+                    }
                 }
             } else {
                 Self.forEachSlot(in: someRows.allColumns, body)
@@ -52,9 +54,11 @@ extension TableBuckets {
             var rowColumnsFirstWord: UInt64 = 0
             if let rowID {
                 if let rowPosition = rows.position(forKey: rowID) {
-                    rows.entries[rowPosition].value.allColumns?.forEach { body($0.slot) }
-                    visitsRow = rows.entries[rowPosition].value.hasColumnRestrictedWatchers
-                    rowColumnsFirstWord = rows.entries[rowPosition].value.someColumnsFirstWord
+                    rows.withUnsafeValue(at: rowPosition) { rowWatchers in
+                        rowWatchers.pointee.allColumns?.forEach { body($0.slot) }
+                        visitsRow = rowWatchers.pointee.hasColumnRestrictedWatchers
+                        rowColumnsFirstWord = rowWatchers.pointee.someColumnsFirstWord
+                    }
                 }
             } else {
                 Self.forEachSlot(in: someRows.allColumns, body)
@@ -141,11 +145,13 @@ extension TableBuckets {
                 word &= word &- 1
                 let rowColumn = RowColumn(rowID: rowID, column: Int32(truncatingIfNeeded: column))
                 guard let bucketPosition = rowColumns.position(forKey: rowColumn) else { continue }
-                rowColumns.entries[bucketPosition].value.forEach { entry in
-                    if entry.columnCount == 1 || isFirstCommonColumn(column, of: entry, with: updatedColumns) {
-                        body(entry.slot)
-                    } else {
-                        rejected?()
+                rowColumns.withUnsafeValue(at: bucketPosition) { bucket in
+                    bucket.pointee.forEach { entry in
+                        if entry.columnCount == 1 || isFirstCommonColumn(column, of: entry, with: updatedColumns) {
+                            body(entry.slot)
+                        } else {
+                            rejected?()
+                        }
                     }
                 }
             }
