@@ -311,3 +311,22 @@ private typealias Player = RequestFixtures.Player
         return fetches
     }
 }
+
+@Suite struct IdentifierQuotingTests {
+    struct Accent: FetchableRecord, TableRecord {
+        static let databaseTableName = "a\"\u{301}b"
+        var id: Int64
+        init(row: Row) throws { id = try row["id"] }
+    }
+
+    @Test(arguments: DatabaseKind.allCases)
+    func aQuoteFollowedByACombiningMarkIsQuoted(kind: DatabaseKind) throws {
+        let test = try kind.make()
+        let ids = try test.writer.write { db in
+            try db.execute(sql: "CREATE TABLE \"a\"\"\u{301}b\" (id INTEGER PRIMARY KEY)")
+            try db.execute(sql: "INSERT INTO \"a\"\"\u{301}b\" (id) VALUES (1), (2)")
+            return try Accent.orderByPrimaryKey().fetchAll(db).map(\.id)
+        }
+        #expect(ids == [1, 2])
+    }
+}

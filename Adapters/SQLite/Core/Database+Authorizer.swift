@@ -1,3 +1,4 @@
+import Foundation
 internal import CSQLite
 import DatabaseRegions
 
@@ -22,34 +23,43 @@ extension Database {
                 guard let context else { return SQLITE_OK }
                 let database = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
                 database.regionRecorder?.record(action: action, argument1, argument2, argument3, argument4)
-                let answer = database.recordEffects(action: action, argument1, argument2)
-                return database.authorizeDrop(action: action, argument1, answer: answer)
+                database.effectsRecorder?.record(action: action, argument1, argument2)
+                return database.authorizerAnswer(action: action, argument1)
             },
             context)
     }
 
-    /// `answer`, or `SQLITE_OK` for the deletion that a DROP TABLE or DROP
-    /// VIEW asks for.
+    /// The authorizer's answer: `SQLITE_IGNORE` for deletions from user
+    /// tables, `SQLITE_OK` for everything else.
     ///
-    /// SQLite asks for SQLITE_DELETE on the dropped table or view right after
-    /// SQLITE_DROP_TABLE or SQLITE_DROP_VIEW, and any other answer than
-    /// SQLITE_OK silently skips the drop (checked on 3.40.1). The state is
-    /// kept on the connection, not in a recorder, because SQLite also asks
-    /// when it recompiles a statement after a schema change, with no
-    /// recorder installed.
+    /// > If the action code is SQLITE_DELETE and the callback returns
+    /// > SQLITE_IGNORE then the DELETE operation proceeds but the truncate
+    /// > optimization is disabled and all rows are deleted individually.
+    /// https://www.sqlite.org/c3ref/c_deny.html
+    ///
+    /// Without it, `DELETE FROM t` would reach no change hook. Two deletions
+    /// get `SQLITE_OK`: those from schema tables, and the one SQLite asks for
+    /// on the table or view a DROP removes, right after SQLITE_DROP_TABLE or
+    /// SQLITE_DROP_VIEW (any other answer silently skips the drop, checked on
+    /// 3.40.1). The answer does not depend on a recorder being installed,
+    /// because SQLite also asks when it recompiles a statement by itself
+    /// after a schema change.
     @inline(__always)
-    fileprivate func authorizeDrop(action: Int32, _ argument1: UnsafePointer<CChar>?, answer: Int32) -> Int32 {
+    fileprivate func authorizerAnswer(action: Int32, _ argument1: UnsafePointer<CChar>?) -> Int32 {
         switch action {
         case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
             droppedTableName = argument1.map { String(cString: $0) }
-            return answer
-        case SQLITE_DELETE:
-            guard let dropped = droppedTableName else { return answer }
-            droppedTableName = nil
-            guard let argument1, String(cString: argument1) == dropped else { return answer }
             return SQLITE_OK
+        case SQLITE_DELETE:
+            guard let argument1 else { return SQLITE_OK }
+            if let dropped = droppedTableName {
+                droppedTableName = nil
+                if String(cString: argument1) == dropped { return SQLITE_OK }
+            }
+            if strncasecmp(argument1, "sqlite_", 7) == 0 { return SQLITE_OK }
+            return SQLITE_IGNORE
         default:
-            return answer
+            return SQLITE_OK
         }
     }
 }

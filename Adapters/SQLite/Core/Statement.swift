@@ -270,7 +270,7 @@ public final class Statement {
     /// Reads every column of the current row into `values`, reusing its
     /// storage when it is not shared.
     @inline(__always)
-    func readRow(into values: inout [DatabaseValue]) {
+    private func readRow(into values: inout [DatabaseValue]) {
         let count = columnNames.count
         if values.count != count {
             values = (0..<count).map { columnValue(at: Int32($0)) }
@@ -279,6 +279,15 @@ public final class Statement {
         for index in 0..<count {
             values[index] = columnValue(at: Int32(index))
         }
+    }
+
+    /// The current row, its values read into `values`, whose storage is
+    /// reused when nobody kept the previous row. The layout is read after
+    /// the step, so it follows a recompilation by SQLite.
+    @inline(__always)
+    func currentRow(reusing values: inout [DatabaseValue]) -> Row {
+        readRow(into: &values)
+        return Row(layout: layout, values: values)
     }
 
     /// A copy of the current row.
@@ -368,7 +377,16 @@ enum SQLScanner {
 
     /// `"name"`, with inner double quotes doubled: a safe SQL identifier.
     static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Byte by byte: a `"` followed by a combining mark is one Character,
+        // which a search for the Character `"` would miss.
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        bytes.reserveCapacity(identifier.utf8.count + 2)
+        for byte in identifier.utf8 {
+            bytes.append(byte)
+            if byte == UInt8(ascii: "\"") { bytes.append(byte) }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -34,27 +34,22 @@ struct StatementEffects {
 
     var isEmpty: Bool { writes.isEmpty && savepoint == nil && restructuredTables.isEmpty }
 
-    /// Records one authorizer call. Returns the answer for SQLite.
+    /// Records one authorizer call. The answer to SQLite is decided by
+    /// `Database.authorizerAnswer(action:_:)`.
     mutating func record(
         action: Int32, _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?
-    ) -> Int32 {
+    ) {
         switch action {
         case SQLITE_INSERT:
-            guard let argument1 else { return SQLITE_OK }
+            guard let argument1 else { return }
             withWrites(argument1) { $0.inserts = true }
         case SQLITE_DELETE:
-            guard let argument1 else { return SQLITE_OK }
+            guard let argument1 else { return }
             // Schema tables are deleted from by DROP statements: let SQLite be.
-            if strncasecmp(argument1, "sqlite_", 7) == 0 { return SQLITE_OK }
+            if strncasecmp(argument1, "sqlite_", 7) == 0 { return }
             withWrites(argument1) { $0.deletes = true }
-            // > If the action code is SQLITE_DELETE and the callback returns
-            // > SQLITE_IGNORE then the DELETE operation proceeds but the truncate
-            // > optimization is disabled and all rows are deleted individually.
-            // https://www.sqlite.org/c3ref/c_deny.html
-            // Without it, `DELETE FROM t` would reach no hook at all.
-            return SQLITE_IGNORE
         case SQLITE_UPDATE:
-            guard let argument1 else { return SQLITE_OK }
+            guard let argument1 else { return }
             let column = argument2.map { String(cString: $0).asciiLowercased }
             withWrites(argument1) { writes in
                 if let column { writes.updatedColumns.insert(column) }
@@ -68,7 +63,7 @@ struct StatementEffects {
             // argument1: the schema ("main"), argument2: the table.
             if let argument2 { restructuredTables.append(String(cString: argument2)) }
         case SQLITE_SAVEPOINT:
-            guard let argument1, let argument2 else { return SQLITE_OK }
+            guard let argument1, let argument2 else { return }
             let name = String(cString: argument2)
             switch String(cString: argument1) {
             case "BEGIN": savepoint = .begin(name)
@@ -79,7 +74,6 @@ struct StatementEffects {
         default:
             break
         }
-        return SQLITE_OK
     }
 
     private mutating func withWrites(_ table: UnsafePointer<CChar>, _ body: (inout TableWrites) -> Void) {

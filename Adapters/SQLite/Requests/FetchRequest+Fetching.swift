@@ -91,12 +91,10 @@ extension FetchRequest where Element: FetchableRecord {
     public func fetchAll(_ db: Database) throws -> [Element] {
         let statement = try prepareStatement(db)
         defer { statement.endFetch() }
-        let layout = statement.layout
         var values: [DatabaseValue] = []
         var records: [Element] = []
         while try statement.step() {
-            statement.readRow(into: &values)
-            records.append(try Element(row: Row(layout: layout, values: values)))
+            records.append(try Element(row: statement.currentRow(reusing: &values)))
         }
         return records
     }
