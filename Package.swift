@@ -2,17 +2,34 @@
 
 import PackageDescription
 
+/// Platforms without Apple's Combine, where ReactiveSQLiteCombine uses OpenCombine.
+let openCombinePlatforms: [Platform] = [.linux, .android, .windows, .openbsd, .wasi]
+
+/// Warnings are errors when this package is built as the root package (CI, contributors).
+/// SwiftPM ignores warning control settings of dependencies, so users are not affected.
+let strictWarnings: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
 let package = Package(
     name: "ReactiveSQLite",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Differences", targets: ["Differences"]),
         .library(name: "DatabaseRegions", targets: ["DatabaseRegions"]),
         .library(name: "ReactiveSQLite", targets: ["ReactiveSQLite"]),
+        .library(name: "ReactiveSQLiteCombine", targets: ["ReactiveSQLiteCombine"]),
+        .library(name: "GRDBDifferences", targets: ["GRDBDifferences"]),
+        .executable(name: "sqlite-watch", targets: ["sqlite-watch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
+        // A peer the GRDBDifferences bridge adapts to: never a dependency of ReactiveSQLite.
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // Core: pure Swift standard library, no Foundation.
-        .target(name: "Differences", path: "Sources/Differences"),
-        .target(name: "DatabaseRegions", path: "Sources/DatabaseRegions"),
+        .target(name: "Differences", path: "Sources/Differences", swiftSettings: strictWarnings),
+        .target(name: "DatabaseRegions", path: "Sources/DatabaseRegions", swiftSettings: strictWarnings),
 
         // Adapter: SQLite through its C API. Only ReactiveSQLite sees CSQLite.
         .systemLibrary(
@@ -20,16 +37,60 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "ReactiveSQLite", dependencies: ["CSQLite", "DatabaseRegions", "Differences"],
-            path: "Adapters/SQLite"),
+            path: "Adapters/SQLite", swiftSettings: strictWarnings),
 
-        // The main job until sqlite-watch exists: a tour of the algorithms.
-        .executableTarget(name: "differences-demo", dependencies: ["Differences"], path: "Examples/DifferencesDemo"),
+        // Adapter: publishers, on Combine where it exists and OpenCombine elsewhere.
+        .target(
+            name: "ReactiveSQLiteCombine",
+            dependencies: [
+                "ReactiveSQLite",
+                .product(name: "OpenCombine", package: "OpenCombine",
+                         condition: .when(platforms: openCombinePlatforms)),
+            ],
+            path: "Adapters/Combine", swiftSettings: strictWarnings),
+
+        // Adapter: our differences on GRDB's own ValueObservation.
+        .target(
+            name: "GRDBDifferences",
+            dependencies: ["Differences", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Adapters/GRDB", swiftSettings: strictWarnings),
+
+        // The main job: watch a live query on any database file.
+        .executableTarget(
+            name: "sqlite-watch",
+            dependencies: [
+                "ReactiveSQLite", "Differences",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/sqlite-watch", swiftSettings: strictWarnings),
+
+        // A tour of the algorithms.
+        .executableTarget(
+            name: "differences-demo", dependencies: ["Differences"], path: "Examples/DifferencesDemo",
+            swiftSettings: strictWarnings),
 
         // Helpers shared by the test targets (not a product).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "DifferencesTests", dependencies: ["Differences", "TestSupport"]),
-        .testTarget(name: "DatabaseRegionsTests", dependencies: ["DatabaseRegions", "TestSupport"]),
-        .testTarget(name: "ReactiveSQLiteTests", dependencies: ["ReactiveSQLite", "TestSupport"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictWarnings),
+        .testTarget(
+            name: "DifferencesTests", dependencies: ["Differences", "TestSupport"],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "DatabaseRegionsTests", dependencies: ["DatabaseRegions", "TestSupport"],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "ReactiveSQLiteTests", dependencies: ["ReactiveSQLite", "TestSupport"],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "ReactiveSQLiteCombineTests",
+            dependencies: ["ReactiveSQLiteCombine", "ReactiveSQLite", "TestSupport"],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "GRDBDifferencesTests",
+            dependencies: ["GRDBDifferences", "Differences", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "SQLiteWatchTests", dependencies: ["sqlite-watch", "TestSupport"],
+            swiftSettings: strictWarnings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
     name: "ReactiveSQLiteBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "ReactiveSQLite", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),

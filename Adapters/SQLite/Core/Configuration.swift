@@ -58,6 +58,25 @@ public struct Configuration: Sendable {
     /// How the writer connection tracks changes. Default `.automatic`.
     public var changeTracking: ChangeTracking = .automatic
 
+    /// Whether observations notice commits made by other connections and
+    /// other processes to the same database file. Default false.
+    ///
+    /// When true, and while at least one observation runs, a dedicated
+    /// connection reads `PRAGMA data_version` every
+    /// `externalChangePollInterval`. A commit made elsewhere counts as a
+    /// change of the whole database for every active observation: value
+    /// observations fetch again, region observations are notified once per
+    /// detection. Nothing is polled while no observation runs, nor when
+    /// this option is false. In-memory databases have no other writer, and
+    /// ignore it.
+    public var observesExternalChanges: Bool = false
+
+    /// How often external changes are looked for, when
+    /// `observesExternalChanges` is true: the bound on the delay between an
+    /// external commit and its notification (plus the time of the fetch).
+    /// Default 100 milliseconds.
+    public var externalChangePollInterval: Duration = .milliseconds(100)
+
     /// Creates the default configuration.
     public init() {}
 

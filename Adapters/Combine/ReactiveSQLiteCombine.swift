@@ -1,0 +1,1 @@
+// ReactiveSQLiteCombine: publishers of observations (issue 8, in progress).

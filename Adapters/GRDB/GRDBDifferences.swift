@@ -1,0 +1,1 @@
+// GRDBDifferences: our differences on GRDB observations (issue 8, in progress).

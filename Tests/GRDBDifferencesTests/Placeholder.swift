@@ -1,0 +1,1 @@
+// Tests of GRDBDifferences (issue 8, in progress).

@@ -1,0 +1,1 @@
+// Tests of ReactiveSQLiteCombine (issue 8, in progress).

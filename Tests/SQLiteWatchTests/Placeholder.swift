@@ -1,0 +1,1 @@
+// Tests of sqlite-watch (issue 7, in progress).

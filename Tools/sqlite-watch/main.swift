@@ -1,0 +1,2 @@
+// sqlite-watch (issue 7, in progress).
+print("sqlite-watch is not built yet")
