@@ -25,13 +25,14 @@ import Testing
         expectMessage(result, "outside of the closure of read, write or writeWithoutTransaction")
     }
 
-    @Test func usingAPoolReaderDatabaseAfterItsClosureReturnedTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+    @Test func usingAPoolReaderDatabaseAfterItsClosureReturnedTraps() async throws {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [databasePath = directory.path("db.sqlite") as String] in
             armExitTestWatchdog(exitCode: EXIT_SUCCESS)
             final class Box { var database: Database? }
-            let directory = try TemporaryDirectory()
-            defer { withExtendedLifetime(directory) {} }
-            let pool = try DatabasePool(path: directory.path("db.sqlite"))
+            let pool = try DatabasePool(path: databasePath)
             let box = Box()
             try pool.read { db in box.database = db }
             try box.database?.execute(sql: "SELECT 1")
@@ -103,12 +104,13 @@ import Testing
         expectMessage(result, "outside of the closure")
     }
 
-    @Test func statementsAndCursorsReleasedAfterTheDatabaseIsClosedAreFinalizedQuietly() async {
-        await #expect(processExitsWith: .success) {
+    @Test func statementsAndCursorsReleasedAfterTheDatabaseIsClosedAreFinalizedQuietly() async throws {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        await #expect(processExitsWith: .success) { [databasePath = directory.path("db.sqlite") as String] in
             armExitTestWatchdog(exitCode: EXIT_FAILURE)
-            let directory = try TemporaryDirectory()
-            defer { withExtendedLifetime(directory) {} }
-            let pool = try DatabasePool(path: directory.path("db.sqlite"))
+            let pool = try DatabasePool(path: databasePath)
             try pool.write { db in try db.execute(sql: "CREATE TABLE t (a); INSERT INTO t VALUES (1), (2)") }
             let statement = try pool.write { db in try db.makeStatement(sql: "SELECT * FROM t") }
             let cursor = try pool.read { db in
@@ -121,14 +123,15 @@ import Testing
         }
     }
 
-    @Test func aCursorLeftRunningAfterItsReadDoesNotPinTheReadersSnapshot() async {
-        await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+    @Test func aCursorLeftRunningAfterItsReadDoesNotPinTheReadersSnapshot() async throws {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [databasePath = directory.path("db.sqlite") as String] in
             armExitTestWatchdog(exitCode: EXIT_FAILURE)
-            let directory = try TemporaryDirectory()
-            defer { withExtendedLifetime(directory) {} }
             var configuration = Configuration()
             configuration.maximumReaderCount = 1
-            let pool = try DatabasePool(path: directory.path("db.sqlite"), configuration: configuration)
+            let pool = try DatabasePool(path: databasePath, configuration: configuration)
             try pool.write { db in try db.execute(sql: "CREATE TABLE t (a); INSERT INTO t VALUES (1), (2)") }
             // A programmer error, not caught when the cursor is kept alive
             // until the pool is closed: the read must still end cleanly.
@@ -166,49 +169,53 @@ import Testing
         expectMessage(result, "not reentrant")
     }
 
-    @Test func aWriteInsideAWriteOfTheSamePoolTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+    @Test func aWriteInsideAWriteOfTheSamePoolTraps() async throws {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [databasePath = directory.path("db.sqlite") as String] in
             armExitTestWatchdog(exitCode: EXIT_SUCCESS)
-            let directory = try TemporaryDirectory()
-            defer { withExtendedLifetime(directory) {} }
-            let pool = try DatabasePool(path: directory.path("db.sqlite"))
+            let pool = try DatabasePool(path: databasePath)
             try pool.writeWithoutTransaction { _ in try pool.write { _ in } }
         }
         expectMessage(result, "not reentrant")
     }
 
-    @Test func aReadInsideAReadOfTheSamePoolTraps() async {
+    @Test func aReadInsideAReadOfTheSamePoolTraps() async throws {
         // With one reader, it would wait forever for itself.
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [databasePath = directory.path("db.sqlite") as String] in
             armExitTestWatchdog(exitCode: EXIT_SUCCESS)
-            let directory = try TemporaryDirectory()
-            defer { withExtendedLifetime(directory) {} }
             var configuration = Configuration()
             configuration.maximumReaderCount = 1
-            let pool = try DatabasePool(path: directory.path("db.sqlite"), configuration: configuration)
+            let pool = try DatabasePool(path: databasePath, configuration: configuration)
             try pool.read { _ in try pool.read { _ in } }
         }
         expectMessage(result, "not reentrant")
     }
 
-    @Test func aWriteInsideAReadOfTheSamePoolTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+    @Test func aWriteInsideAReadOfTheSamePoolTraps() async throws {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [databasePath = directory.path("db.sqlite") as String] in
             armExitTestWatchdog(exitCode: EXIT_SUCCESS)
-            let directory = try TemporaryDirectory()
-            defer { withExtendedLifetime(directory) {} }
-            let pool = try DatabasePool(path: directory.path("db.sqlite"))
+            let pool = try DatabasePool(path: databasePath)
             try pool.read { _ in try pool.write { _ in } }
         }
         expectMessage(result, "not reentrant")
     }
 
-    @Test func aWriteInsideAReadInsideAWriteOfTheSamePoolTraps() async {
+    @Test func aWriteInsideAReadInsideAWriteOfTheSamePoolTraps() async throws {
         // Not detected by the reader's queue: it would deadlock on the writer.
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [databasePath = directory.path("db.sqlite") as String] in
             armExitTestWatchdog(exitCode: EXIT_SUCCESS)
-            let directory = try TemporaryDirectory()
-            defer { withExtendedLifetime(directory) {} }
-            let pool = try DatabasePool(path: directory.path("db.sqlite"))
+            let pool = try DatabasePool(path: databasePath)
             try pool.write { _ in try pool.read { _ in try pool.write { _ in } } }
         }
         expectMessage(result, "not reentrant")
