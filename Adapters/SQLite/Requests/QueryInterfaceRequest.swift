@@ -146,7 +146,13 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     ///   key (key filters, `orderByPrimaryKey()`) and the table does not
     ///   exist, or a key does not have one value per primary key column.
     public func makeSQL(_ db: Database) throws -> (sql: String, arguments: StatementArguments) {
-        var sql = "SELECT * FROM " + SQLScanner.quote(tableName)
+        try makeSQL(db, selection: "*")
+    }
+
+    /// The SQL of the request, selecting `selection` (SQL: `*` for
+    /// `makeSQL(_:)`) instead of `*`, and its arguments.
+    func makeSQL(_ db: Database, selection: String) throws -> (sql: String, arguments: StatementArguments) {
+        var sql = "SELECT " + selection + " FROM " + SQLScanner.quote(tableName)
         var arguments = StatementArguments()
         var loadedSchema: TableSchema?
         func schema() throws -> TableSchema {

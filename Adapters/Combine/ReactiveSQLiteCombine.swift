@@ -1,1 +1,0 @@
-// ReactiveSQLiteCombine: publishers of observations (issue 8, in progress).

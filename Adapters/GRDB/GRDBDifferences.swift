@@ -1,1 +1,0 @@
-// GRDBDifferences: our differences on GRDB observations (issue 8, in progress).

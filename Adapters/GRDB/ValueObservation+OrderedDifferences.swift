@@ -1,0 +1,58 @@
+import Differences
+import GRDB
+
+extension ValueObservation
+where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable & Sendable {
+    /// An observation of the ordered differences between consecutive values
+    /// of this observation: each value carries the new elements and the
+    /// ``OrderedDifference`` from the previous ones (deletions, insertions,
+    /// moves, updates).
+    ///
+    /// ```swift
+    /// let observation = ValueObservation
+    ///     .tracking { db in try Player.order(Column("score").desc).limit(10).fetchAll(db) }
+    ///     .orderedDifferences()
+    /// ```
+    ///
+    /// Semantics (the same as ReactiveSQLite's `orderedDifferences`):
+    /// - The first value's difference is from an empty collection: every
+    ///   element is an insertion.
+    /// - Applying a value's difference to the elements of the previous value
+    ///   gives its elements (see ``OrderedDifference``).
+    /// - A value whose elements equal the previous ones (same ids, same
+    ///   order, same values) is not delivered, **except the first one of a
+    ///   run**: GRDB's `ValueObservation` delivers a first value
+    ///   unconditionally, so an empty first collection gives an empty first
+    ///   difference. (ReactiveSQLite's `orderedDifferences` skips it.)
+    /// - Scheduling, cancellation, sharing and publishers are GRDB's.
+    ///   Differences are computed off the database, where GRDB reduces values.
+    ///
+    /// The observation fails with a ``DifferencesObservationError`` of kind
+    /// `duplicateIdentifier` when two elements of one value have the same id.
+    ///
+    /// - Returns: GRDB's `ValueObservation` of ``ElementsWithDifference`` values.
+    /// - Complexity: O(n + m + k log k) per value, where n and m are the
+    ///   counts of the previous and new elements and k the number of common
+    ///   elements (see ``OrderedDifference``).
+    public func orderedDifferences()
+        -> ValueObservation<DifferencesReducer<Reducer, ElementsWithDifference<Reducer.Value.Element>>>
+    {
+        typealias Element = Reducer.Value.Element
+        return differences {
+            var previousElements: [Element] = []
+            return { elements in
+                let elements = Array(elements)
+                var ids = Set<Element.ID>(minimumCapacity: elements.count)
+                for element in elements where !ids.insert(element.id).inserted {
+                    throw DifferencesObservationError(
+                        kind: .duplicateIdentifier,
+                        message: "orderedDifferences: two elements have the id \(element.id); "
+                            + "the ids of one value must be unique.")
+                }
+                let difference = OrderedDifference(from: previousElements, to: elements)
+                previousElements = elements
+                return (ElementsWithDifference(elements: elements, difference: difference), difference.isEmpty)
+            }
+        }
+    }
+}

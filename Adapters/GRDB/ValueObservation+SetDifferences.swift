@@ -1,0 +1,81 @@
+import Differences
+import GRDB
+
+extension ValueObservation
+where
+    Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable & Sendable,
+    Reducer.Value.Element.ID: Comparable
+{
+    /// An observation of the set differences between consecutive values of
+    /// this observation: which elements were inserted, updated and deleted.
+    ///
+    /// ```swift
+    /// let observation = ValueObservation
+    ///     .tracking { db in try Place.fetchAll(db) }
+    ///     .setDifferences()
+    /// let cancellable = observation.start(in: dbQueue) { error in
+    ///     // handle error
+    /// } onChange: { difference in
+    ///     mapView.addAnnotations(difference.inserted)
+    ///     mapView.refreshAnnotations(difference.updated)
+    ///     mapView.removeAnnotations(difference.deleted)
+    /// }
+    /// ```
+    ///
+    /// Semantics (the same as ReactiveSQLite's `setDifferences`):
+    /// - The first difference of each run (each `start`, subscription or
+    ///   `values(in:)` iteration) is computed against `initialElements`.
+    /// - An element is inserted when its id appears, deleted when its id
+    ///   disappears, and updated when its id persists and it is not equal
+    ///   to its previous version.
+    /// - `updateElement(old, new)` chooses the element that an update
+    ///   reports, and that the next difference starts from (for example the
+    ///   old instance updated in place). Without it, the new element.
+    /// - Elements that did not change are not reported, and keep their
+    ///   previous instance: a later deletion reports that instance.
+    /// - Each array of a difference is in id order. The observed values need
+    ///   not be sorted by id: they are sorted when they are not.
+    /// - An empty difference is not delivered, **except the first one of a
+    ///   run**: GRDB's `ValueObservation` delivers a first value
+    ///   unconditionally, so when the first elements equal
+    ///   `initialElements` the first difference is empty. (ReactiveSQLite's
+    ///   `setDifferences` skips it.) Filter it out if you do not want it.
+    /// - Scheduling, cancellation, sharing and publishers are GRDB's: this
+    ///   is GRDB's own `ValueObservation`. Differences are computed off the
+    ///   database, where GRDB reduces values.
+    ///
+    /// The observation fails with a ``DifferencesObservationError`` of kind
+    /// `duplicateIdentifier` when two elements of one value (or of
+    /// `initialElements`) have the same id.
+    ///
+    /// - Parameters:
+    ///   - initialElements: The elements the first difference starts from.
+    ///   - updateElement: Given the kept and the new version of an updated
+    ///     element, returns the element to report and keep.
+    /// - Returns: GRDB's `ValueObservation` of `SetDifference` values.
+    /// - Complexity: O(n + m) per value, where n and m are the counts of the
+    ///   previous and new elements (O(m log m) when a value is not sorted
+    ///   by id).
+    public func setDifferences(
+        initialElements: [Reducer.Value.Element] = [],
+        updateElement: (@Sendable (Reducer.Value.Element, Reducer.Value.Element) -> Reducer.Value.Element)? = nil
+    ) -> ValueObservation<DifferencesReducer<Reducer, SetDifference<Reducer.Value.Element>>> {
+        typealias Element = Reducer.Value.Element
+        return differences {
+            var scanner: SetDifferenceScanner<Element, Element.ID>?
+            return { elements in
+                if scanner == nil {
+                    let initialElements = try initialElements.sortedByStrictlyIncreasingID(\.id) { id in
+                        "setDifferences: two initial elements have the id \(id); ids must be unique."
+                    }
+                    scanner = SetDifferenceScanner(initialElements: initialElements, updateElement: updateElement)
+                }
+                let sorted = try Array(elements).sortedByStrictlyIncreasingID(\.id) { id in
+                    "setDifferences: two elements of one value have the id \(id); ids must be unique."
+                }
+                let difference = scanner!.diff(to: sorted)
+                return (difference, difference.isEmpty)
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/// The rows of a request, sorted by primary key: what each fetch of a
+/// `trackingSetDifferences` observation returns.
+///
+/// Immutable, so that a later fetch can reuse its rows (see
+/// `Statement.fetchKeyedRows`) while a reducer compares them.
+final class KeyedRows: Sendable {
+    /// How a fetch built its rows from the rows of an earlier fetch, its
+    /// base: every row is either read from the statement, or a row of the
+    /// base that it found equal, kept in order. So the rows differ from the
+    /// base's only at `readIndices` and `unusedBaseIndices`, and a reducer
+    /// that holds the base diffs them in O(changes).
+    struct Reuse: Sendable {
+        /// The identity of the base. Compare it only with an object that is
+        /// alive (the reducer's previous rows): then equal identities are
+        /// the same object.
+        let base: ObjectIdentifier
+        /// The offsets of the rows read from the statement, ascending.
+        let readIndices: [Int]
+        /// The offsets of the base rows that were not kept, ascending.
+        let unusedBaseIndices: [Int]
+    }
+
+    /// The values of the fetched rows, sorted by strictly increasing key in
+    /// SQLite's `BINARY` order on raw values.
+    let rows: RowValues
+    /// The layout of `rows`, the statement's.
+    let layout: RowLayout
+    /// The columns of `rows` that hold the primary key, in key order.
+    let keyIndices: [Int]
+    /// When the rows end with a column the observation added (the rowid of a
+    /// table without primary key), the layout of the rows without it: the
+    /// rows records see. Nil when records see the rows themselves.
+    let recordLayout: RowLayout?
+    /// Nil when the rows were not built from an earlier fetch's.
+    let reuse: Reuse?
+
+    init(rows: RowValues, layout: RowLayout, keyIndices: [Int], recordLayout: RowLayout?, reuse: Reuse?) {
+        self.rows = rows
+        self.layout = layout
+        self.keyIndices = keyIndices
+        self.recordLayout = recordLayout
+        self.reuse = reuse
+    }
+
+    /// The row a record decodes from: row `row`, without the added column,
+    /// if any.
+    func recordRow(_ row: Int) -> Row {
+        guard let recordLayout else { return Row(layout: layout, values: Array(rows[row])) }
+        return Row(layout: recordLayout, values: Array(rows[row].prefix(recordLayout.columnNames.count)))
+    }
+
+    /// Whether these rows and `other` have the same columns, so that equal
+    /// values mean equal rows.
+    func hasSameColumns(as other: KeyedRows) -> Bool {
+        layout === other.layout || layout.columnNames == other.layout.columnNames
+    }
+}
+
+/// A weak reference to the rows of the latest fetch of an observation, the
+/// hint of its next fetch.
+///
+/// Shared by every run of one observation value: a fetch reuses, for each
+/// row equal to a row of the hint, the hint's values instead of reading new
+/// ones. Reuse never changes what a fetch returns (the reused row is equal),
+/// whichever run's rows the hint holds. Weak, so that rows live only as long
+/// as a run or a fetch in flight needs them.
+final class KeyedRowsHint: Sendable {
+    private struct Storage: Sendable {
+        weak var rows: KeyedRows?
+    }
+
+    private let storage = ObservationLock(Storage())
+
+    init() {}
+
+    var rows: KeyedRows? {
+        get { storage.withLock { $0.rows } }
+        set { storage.withLock { $0.rows = newValue } }
+    }
+}

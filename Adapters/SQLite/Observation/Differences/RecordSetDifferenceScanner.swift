@@ -1,0 +1,276 @@
+import Dispatch
+import Differences
+
+/// The state of one run of a `trackingSetDifferences` observation: the rows
+/// and records of the last fetch, and the diff of each new fetch against
+/// them.
+///
+/// Records are decoded only for inserted and updated rows: an unchanged row
+/// (equal raw values) keeps its previous record instance, and costs no
+/// decoding.
+struct RecordSetDifferenceScanner<Record: FetchableRecord> {
+    /// The rows of the last diff, sorted by key; nil before the first one.
+    private var snapshot: KeyedRows?
+    /// One record per row of `snapshot`.
+    private var records: [Record] = []
+    /// The records the first diff starts from, with the columns they encode
+    /// (consumed by the first diff).
+    private var initialRecords: [(record: Record, columns: [(name: String, value: DatabaseValue)])]
+    private let updateRecord: ((Record, Row) throws -> Record)?
+
+    /// - Parameters:
+    ///   - initialRecords: The records the first diff starts from, with
+    ///     their encoded columns, in any order.
+    ///   - updateRecord: Given the kept record and the new row of an updated
+    ///     row, returns the record to report and keep. When nil, the record
+    ///     decoded from the row.
+    init(
+        initialRecords: [(record: Record, columns: [(name: String, value: DatabaseValue)])],
+        updateRecord: ((Record, Row) throws -> Record)?
+    ) {
+        self.initialRecords = initialRecords
+        self.updateRecord = updateRecord
+    }
+
+    /// Returns the difference from the kept rows to `new`, and keeps them.
+    ///
+    /// - Throws: The error of a record's decoding or of `updateRecord`, and
+    ///   leaves the scanner unchanged. A `DatabaseError` when the initial
+    ///   records lack a key column or two of them have the same key.
+    /// - Complexity: O(n + m) row comparisons, where n is the number of kept
+    ///   rows and m the number of new ones, plus the decoding of the inserted
+    ///   and updated rows.
+    mutating func diff(to new: KeyedRows) throws -> SetDifference<Record> {
+        if let snapshot, let reuse = new.reuse, reuse.base == ObjectIdentifier(snapshot) {
+            return try diff(to: new, from: snapshot, reuse: reuse)
+        }
+        return try mergeDiff(to: new)
+    }
+
+    /// The diff of rows that a fetch built from the kept rows: only the rows
+    /// it read and the kept rows it did not reuse can differ.
+    ///
+    /// - Complexity: O(c) comparisons and decodings, where c is the number
+    ///   of read and unused rows, plus O(n) copies of records when rows were
+    ///   inserted or deleted.
+    private mutating func diff(to new: KeyedRows, from old: KeyedRows, reuse: KeyedRows.Reuse) throws -> SetDifference<Record> {
+        let comparator = RowKeyComparator(old.rows, keyIndices: old.keyIndices, new.rows, keyIndices: new.keyIndices)
+        let hasSameColumns = new.hasSameColumns(as: old)
+        let unused = reuse.unusedBaseIndices
+        let read = reuse.readIndices
+        var difference = SetDifference<Record>()
+        // The record of each read row, in order.
+        var readRecords: [Record] = []
+        readRecords.reserveCapacity(read.count)
+        var unusedIndex = 0
+        var readIndex = 0
+        while unusedIndex < unused.count || readIndex < read.count {
+            let order =
+                if unusedIndex == unused.count { 1 }
+                else if readIndex == read.count { -1 }
+                else { comparator.compare(unused[unusedIndex], read[readIndex]) }
+            if order < 0 {
+                difference.deleted.append(records[unused[unusedIndex]])
+                unusedIndex += 1
+            } else if order > 0 {
+                let record = try Record(row: new.recordRow(read[readIndex]))
+                difference.inserted.append(record)
+                readRecords.append(record)
+                readIndex += 1
+            } else {
+                let oldRecord = records[unused[unusedIndex]]
+                let row = read[readIndex]
+                if hasSameColumns, old.rows[unused[unusedIndex]] == new.rows[row] {
+                    // Equal after all: a text the fetch could not compare in place.
+                    readRecords.append(oldRecord)
+                } else {
+                    let record = try updatedRecord(oldRecord, row, new)
+                    difference.updated.append(record)
+                    readRecords.append(record)
+                }
+                unusedIndex += 1
+                readIndex += 1
+            }
+        }
+        if unused == read {
+            // The kept rows have the same offsets: replace the others in place.
+            for (offset, record) in zip(read, readRecords) { records[offset] = record }
+        } else {
+            records = Self.merge(kept: records, unused: unused, read: read, readRecords: readRecords, count: new.rows.count)
+        }
+        replaceSnapshot(with: new)
+        return difference
+    }
+
+    /// Keeps `new` as the rows of the next diff, and releases the previous
+    /// rows off the observation's queue: dropping the last reference to a
+    /// large fetch (a release per row) would delay the difference.
+    private mutating func replaceSnapshot(with new: KeyedRows) {
+        guard let previous = snapshot else {
+            snapshot = new
+            return
+        }
+        snapshot = new
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(previous) {} }
+    }
+
+    /// The records of new rows: the kept records, except those at `unused`,
+    /// in order, with `readRecords` at the offsets `read`.
+    private static func merge(kept: [Record], unused: [Int], read: [Int], readRecords: [Record], count: Int) -> [Record] {
+        var records: [Record] = []
+        records.reserveCapacity(count)
+        var keptIndex = 0
+        var unusedIndex = 0
+        // Appends kept records until there are `end` records.
+        func appendKept(until end: Int) {
+            while records.count < end {
+                while unusedIndex < unused.count, unused[unusedIndex] == keptIndex {
+                    keptIndex += 1
+                    unusedIndex += 1
+                }
+                let nextUnused = unusedIndex < unused.count ? unused[unusedIndex] : kept.count
+                let runEnd = min(keptIndex + (end - records.count), nextUnused)
+                // Holds by construction (the fetch kept every other row).
+                precondition(runEnd > keptIndex, "RecordSetDifferenceScanner: fewer kept rows than expected")
+                records.append(contentsOf: kept[keptIndex..<runEnd])
+                keptIndex = runEnd
+            }
+        }
+        for (offset, record) in zip(read, readRecords) {
+            appendKept(until: offset)
+            records.append(record)
+        }
+        appendKept(until: count)
+        return records
+    }
+
+    /// The diff of any rows: one merge of the kept rows and the new ones.
+    private mutating func mergeDiff(to new: KeyedRows) throws -> SetDifference<Record> {
+        let oldRows: RowValues
+        let oldRecords: [Record]
+        let oldKeyIndices: [Int]
+        let hasSameColumns: Bool
+        // The initial records whose columns do not give a comparable row:
+        // reported updated when their key persists.
+        var incomparable: [Bool] = []
+        if let snapshot {
+            oldRows = snapshot.rows
+            oldRecords = records
+            oldKeyIndices = snapshot.keyIndices
+            hasSameColumns = new.hasSameColumns(as: snapshot)
+        } else {
+            (oldRows, oldRecords, incomparable) = try makeInitialSnapshot(layout: new)
+            oldKeyIndices = new.keyIndices
+            hasSameColumns = true
+        }
+        let newRows = new.rows
+        let comparator = RowKeyComparator(oldRows, keyIndices: oldKeyIndices, newRows, keyIndices: new.keyIndices)
+        var difference = SetDifference<Record>()
+        var nextRecords: [Record] = []
+        nextRecords.reserveCapacity(newRows.count)
+        var oldIndex = 0
+        var newIndex = 0
+        while oldIndex < oldRows.count, newIndex < newRows.count {
+            let order = comparator.compare(oldIndex, newIndex)
+            if order < 0 {
+                difference.deleted.append(oldRecords[oldIndex])
+                oldIndex += 1
+            } else if order > 0 {
+                let record = try Record(row: new.recordRow(newIndex))
+                difference.inserted.append(record)
+                nextRecords.append(record)
+                newIndex += 1
+            } else {
+                let isUpdated = !hasSameColumns || oldRows[oldIndex] != newRows[newIndex]
+                    || (!incomparable.isEmpty && incomparable[oldIndex])
+                if isUpdated {
+                    let record = try updatedRecord(oldRecords[oldIndex], newIndex, new)
+                    difference.updated.append(record)
+                    nextRecords.append(record)
+                } else {
+                    nextRecords.append(oldRecords[oldIndex])
+                }
+                oldIndex += 1
+                newIndex += 1
+            }
+        }
+        while oldIndex < oldRows.count {
+            difference.deleted.append(oldRecords[oldIndex])
+            oldIndex += 1
+        }
+        while newIndex < newRows.count {
+            let record = try Record(row: new.recordRow(newIndex))
+            difference.inserted.append(record)
+            nextRecords.append(record)
+            newIndex += 1
+        }
+        replaceSnapshot(with: new)
+        records = nextRecords
+        initialRecords = []
+        return difference
+    }
+
+    /// The record to report and keep for row `row` of `rows`, updated from `old`.
+    private func updatedRecord(_ old: Record, _ row: Int, _ rows: KeyedRows) throws -> Record {
+        let recordRow = rows.recordRow(row)
+        if let updateRecord { return try updateRecord(old, recordRow) }
+        return try Record(row: recordRow)
+    }
+
+    /// The rows and records of the initial records, sorted by key, in the
+    /// layout of the first fetch: the row of a record has its encoded value
+    /// for each column (ASCII case-insensitive names). A record that does
+    /// not encode every column of the fetched rows has no comparable row:
+    /// it is reported updated if its key persists.
+    ///
+    /// - Throws: A `DatabaseError` when a record does not encode a key
+    ///   column, or two records have the same key.
+    private func makeInitialSnapshot(layout rows: KeyedRows) throws -> (rows: RowValues, records: [Record], incomparable: [Bool]) {
+        guard !initialRecords.isEmpty else { return (RowValues(width: rows.rows.width), [], []) }
+        let columnNames = rows.layout.columnNames
+        let keyIndices = rows.keyIndices
+        let sql = rows.layout.sql
+        var entries: [(row: [DatabaseValue], record: Record, isIncomparable: Bool)] = []
+        entries.reserveCapacity(initialRecords.count)
+        for (record, columns) in initialRecords {
+            var valueByName: [String: DatabaseValue] = [:]
+            for (name, value) in columns { valueByName[name.asciiLowercased] = value }
+            var values: [DatabaseValue] = []
+            values.reserveCapacity(columnNames.count)
+            var isIncomparable = false
+            for (index, name) in columnNames.enumerated() {
+                var value = valueByName[name.asciiLowercased]
+                if value == nil, index == columnNames.count - 1, rows.recordLayout != nil {
+                    // The rowid the observation added: under any of its names.
+                    value = ["rowid", "_rowid_", "oid"].lazy.compactMap { valueByName[$0] }.first
+                }
+                if let value {
+                    values.append(value)
+                } else if keyIndices.contains(index) {
+                    throw DatabaseError(
+                        resultCode: .SQLITE_MISUSE,
+                        message: "an initial record does not encode the primary key column \(name): "
+                            + "initial records are identified by the primary key columns they encode",
+                        sql: sql)
+                } else {
+                    values.append(.null)
+                    isIncomparable = true
+                }
+            }
+            entries.append((values, record, isIncomparable))
+        }
+        var unsortedRows = RowValues(width: columnNames.count, minimumCapacity: entries.count)
+        for entry in entries { unsortedRows.appendRow(entry.row) }
+        let order = (0..<entries.count).sorted { unsortedRows.compareKeys($0, $1, keyIndices: keyIndices) < 0 }
+        var sortedRows = RowValues(width: columnNames.count, minimumCapacity: entries.count)
+        for index in order { sortedRows.appendRow(entries[index].row) }
+        for row in (0..<sortedRows.count).dropFirst() where sortedRows.compareKeys(row - 1, row, keyIndices: keyIndices) == 0 {
+            let key = keyIndices.map { sortedRows.value(row, $0).description }
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE,
+                message: "two initial records have the same primary key (\(key.joined(separator: ", ")))",
+                sql: sql)
+        }
+        return (sortedRows, order.map { entries[$0].record }, order.map { entries[$0].isIncomparable })
+    }
+}

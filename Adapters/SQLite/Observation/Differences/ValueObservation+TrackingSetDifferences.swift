@@ -1,0 +1,168 @@
+import Differences
+
+extension ValueObservation {
+    /// Observes the set differences of the records of a request: after each
+    /// commit that could change them, which records were inserted, updated
+    /// and deleted, identified by the primary key of their table.
+    ///
+    /// ```swift
+    /// let observation = ValueObservation.trackingSetDifferences(Place.all())
+    /// let cancellable = observation.start(in: dbQueue) { error in
+    ///     print("observation failed: \(error)")
+    /// } onChange: { difference in
+    ///     map.addAnnotations(difference.inserted)
+    ///     map.refreshAnnotations(difference.updated)
+    ///     map.removeAnnotations(difference.deleted)
+    /// }
+    /// ```
+    ///
+    /// The first difference goes from no records to the current ones (every
+    /// record is inserted); then each difference goes from the records of
+    /// the previous one to the current ones. A difference that is empty is
+    /// never delivered: not even the first one (with `.immediate`, nothing is
+    /// delivered before `start` returns when there is no record), nor the one
+    /// of a commit that did not change the request's rows. Scheduling,
+    /// cancellation, errors and `values(in:)` are those of every
+    /// `ValueObservation`.
+    ///
+    /// Identity: the primary key of the record's table (of the request's
+    /// table for `Record.all()`-style requests), read from the schema: one
+    /// or several columns, of any type, or the rowid for a table without
+    /// primary key. For such a table, the observation adds the rowid to the
+    /// columns of a `QueryInterfaceRequest` (records decode rows without it);
+    /// an `SQLRequest` must select it (`SELECT rowid, * FROM ...`).
+    ///
+    /// The rows are the request's own (its filter and limit apply), in any
+    /// order: the observation sorts them by key in SQLite's `BINARY` order on
+    /// raw values, whatever the collation of the key columns. So text keys
+    /// declared `COLLATE NOCASE`, texts that Swift would consider equal
+    /// (canonically equivalent strings) and integers above 2^53 are told
+    /// apart as SQLite tells them apart. `orderByPrimaryKey()` gives rows in
+    /// that order, which the observation then does not sort again.
+    ///
+    /// Updates: a record is updated when its key persists and its raw row
+    /// (every value, compared as `DatabaseValue`) changed; records need not
+    /// be `Equatable`. Unchanged records are not reported, and the
+    /// observation keeps their previous instance: each commit decodes only
+    /// the inserted and updated rows.
+    ///
+    /// - Parameters:
+    ///   - request: The request of the observed records.
+    ///   - updateRecord: Given the kept record and the new row of an updated
+    ///     record, returns the record to report in `updated` and keep for the
+    ///     next difference (a deletion then reports it). When nil, the record
+    ///     decoded from the new row. It runs on the observation's serial
+    ///     queue, off the database.
+    /// - Returns: An observation of `SetDifference`s whose arrays are in key order.
+    ///
+    /// The observation fails (`onError`, or the error of `values(in:)`) with
+    /// a `DatabaseError` when the table does not exist or is a view, when the
+    /// rows lack a primary key column, or when two rows have the same key
+    /// (a join; NULL keys, which SQLite allows in some tables); and with the
+    /// error of a record's decoding.
+    ///
+    /// - Complexity: Per commit, O(n × c) to fetch and compare n rows of c
+    ///   columns in key order (O(n log n) more when the request orders them
+    ///   otherwise), plus the decoding of the inserted and updated rows. An
+    ///   unchanged row is compared in place, without being read into new
+    ///   values.
+    public static func trackingSetDifferences<Request: FetchRequest>(
+        _ request: Request,
+        updateRecord: (@Sendable (Request.Element, Row) -> Request.Element)? = nil
+    ) -> Self where Request.Element: FetchableRecord & TableRecord & Sendable, Value == SetDifference<Request.Element> {
+        trackingSetDifferences(request, initialRecords: { [] }, updateRecord: updateRecord)
+    }
+
+    /// Observes the set differences of the records of a request, the first
+    /// difference going from `initialRecords` to the current records.
+    ///
+    /// The same as ``trackingSetDifferences(_:updateRecord:)``, except for
+    /// the first difference: it reports the current records whose key is
+    /// not among the initial records' as inserted, the initial records whose
+    /// key is gone as deleted, and the others as updated when their row
+    /// changed. It is delivered only when it is not empty.
+    ///
+    /// The key and the raw row of an initial record are its encoded columns
+    /// (with the conversions of `Decodable` records: `DatabaseValueConvertible`
+    /// values give their database value, nil gives NULL, other structured
+    /// values give their JSON text). Column names compare ASCII
+    /// case-insensitively. An initial record that does not encode every
+    /// column of the request's rows is reported updated when its key
+    /// persists; for a table without primary key, it must encode the rowid
+    /// (a `rowid` property).
+    ///
+    /// ```swift
+    /// let observation = ValueObservation.trackingSetDifferences(
+    ///     Place.orderByPrimaryKey(), initialRecords: cachedPlaces)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The request of the observed records.
+    ///   - initialRecords: The base of the first difference, in any order,
+    ///     with unique keys.
+    ///   - updateRecord: See ``trackingSetDifferences(_:updateRecord:)``.
+    ///
+    /// The observation also fails, with a `DatabaseError`, when an initial
+    /// record does not encode a key column or two have the same key, and
+    /// with the `EncodingError` of an initial record that does not encode
+    /// into columns.
+    public static func trackingSetDifferences<Request: FetchRequest>(
+        _ request: Request,
+        initialRecords: [Request.Element],
+        updateRecord: (@Sendable (Request.Element, Row) -> Request.Element)? = nil
+    ) -> Self
+    where Request.Element: FetchableRecord & TableRecord & Encodable & Sendable, Value == SetDifference<Request.Element> {
+        trackingSetDifferences(
+            request,
+            initialRecords: { try initialRecords.map { ($0, try DatabaseColumnEncoder.columns(of: $0)) } },
+            updateRecord: updateRecord)
+    }
+
+    /// The one implementation of the two factories.
+    private static func trackingSetDifferences<Request: FetchRequest>(
+        _ request: Request,
+        initialRecords: @escaping @Sendable () throws -> [(record: Request.Element, columns: [(name: String, value: DatabaseValue)])],
+        updateRecord: (@Sendable (Request.Element, Row) -> Request.Element)?
+    ) -> Self where Request.Element: FetchableRecord & TableRecord & Sendable, Value == SetDifference<Request.Element> {
+        typealias Record = Request.Element
+        let hint = KeyedRowsHint()
+        let queryInterfaceRequest = request as? QueryInterfaceRequest<Record>
+        let tableName = queryInterfaceRequest?.tableName ?? Record.databaseTableName
+        return ValueObservation(
+            tracking: .regions([request]),
+            fetch: { db in
+                let schema = try db.existingTableSchema(named: tableName)
+                let statement: Statement
+                let addedRowID: Bool
+                if case .rowID(column: nil) = schema.primaryKey, let queryInterfaceRequest {
+                    // The rowid, last, where records do not look for columns.
+                    let selection = "*, " + SQLScanner.quote(schema.name) + "." + schema.rowIDName
+                    let (sql, arguments) = try queryInterfaceRequest.makeSQL(db, selection: selection)
+                    statement = try db.cachedStatement(sql: sql)
+                    try statement.setArguments(arguments)
+                    addedRowID = true
+                } else {
+                    statement = try request.prepareStatement(db)
+                    addedRowID = false
+                }
+                let rows = try statement.fetchKeyedRows(
+                    keyColumns: schema.primaryKeyColumnNames, addedRowID: addedRowID, tableName: schema.name,
+                    hint: hint.rows)
+                hint.rows = rows
+                return rows
+            },
+            makeReducer: {
+                var scanner: RecordSetDifferenceScanner<Record>?
+                return { fetched in
+                    // The fetch returns `KeyedRows`: an internal invariant.
+                    guard let rows = fetched as? KeyedRows else { return nil }
+                    if scanner == nil {
+                        scanner = RecordSetDifferenceScanner(
+                            initialRecords: try initialRecords(), updateRecord: updateRecord.map { update in { update($0, $1) } })
+                    }
+                    let difference = try scanner!.diff(to: rows)
+                    return difference.isEmpty ? nil : difference
+                }
+            })
+    }
+}

@@ -1,1 +1,0 @@
-// Tests of GRDBDifferences (issue 8, in progress).

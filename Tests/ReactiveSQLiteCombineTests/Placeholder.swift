@@ -1,1 +1,0 @@
-// Tests of ReactiveSQLiteCombine (issue 8, in progress).

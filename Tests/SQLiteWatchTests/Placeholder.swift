@@ -1,1 +1,0 @@
-// Tests of sqlite-watch (issue 7, in progress).

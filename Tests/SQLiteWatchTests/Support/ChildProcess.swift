@@ -1,0 +1,197 @@
+import Foundation
+import Synchronization
+
+/// A process run by a test: its standard output and standard error are read
+/// as they come, so that a test can act when some text appears, and every
+/// wait has a deadline after which the process is killed and the test fails.
+final class ChildProcess: Sendable {
+    /// What a stream of the process printed so far.
+    struct Output: Sendable {
+        var bytes: [UInt8] = []
+        /// The process closed the stream (it exited).
+        var isClosed = false
+        var text: String { String(decoding: bytes, as: UTF8.self) }
+    }
+
+    /// How the process ended.
+    enum Termination: Equatable, Sendable, CustomStringConvertible {
+        case exit(Int32)
+        case signal(Int32)
+
+        var description: String {
+            switch self {
+            case .exit(let status): "exit status \(status)"
+            case .signal(let signal): "killed by signal \(signal)"
+            }
+        }
+    }
+
+    /// The deadline of every wait, generous for a loaded machine: it only
+    /// decides failures.
+    static let timeout: Duration = .seconds(60)
+
+    let processIdentifier: Int32
+    let standardOutput = ObservedState(Output())
+    let standardError = ObservedState(Output())
+    private let termination = ObservedState<Termination?>(nil)
+    /// The write end of the process's standard input, when the test feeds it.
+    private let input: Mutex<Int32?>
+    let commandLine: String
+
+    /// Launches `executable`.
+    ///
+    /// - Parameters:
+    ///   - feedsInput: Whether the test writes to the standard input of the
+    ///     process (see `send(_:)`); else it reads nothing.
+    ///   - terminal: A file descriptor to use as standard output instead of
+    ///     a pipe (a pseudo-terminal); `standardOutput` then stays empty.
+    init(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, feedsInput: Bool = false,
+        terminal: Int32? = nil
+    ) throws {
+        commandLine = ([executable.path] + arguments).joined(separator: " ")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let inputPipe = feedsInput ? Pipe() : nil
+        process.standardInput = inputPipe ?? FileHandle.nullDevice
+        let outputPipe = Pipe()
+        let errorPipe = Pipe()
+        process.standardOutput = terminal.map { FileHandle(fileDescriptor: $0, closeOnDealloc: false) } ?? outputPipe
+        process.standardError = errorPipe
+        process.terminationHandler = { [termination] process in
+            let status = process.terminationStatus
+            let ending: Termination = process.terminationReason == .exit ? .exit(status) : .signal(status)
+            termination.update { $0 = ending }
+        }
+        try process.run()
+        processIdentifier = process.processIdentifier
+        input = Mutex(inputPipe.map { dup($0.fileHandleForWriting.fileDescriptor) })
+        if terminal == nil {
+            Self.read(dup(outputPipe.fileHandleForReading.fileDescriptor), into: standardOutput)
+        } else {
+            standardOutput.update { $0.isClosed = true }
+        }
+        Self.read(dup(errorPipe.fileHandleForReading.fileDescriptor), into: standardError)
+        // The parent's copies of the child's ends: without closing them, the
+        // reads would never see the end of the streams.
+        try? outputPipe.fileHandleForWriting.close()
+        try? errorPipe.fileHandleForWriting.close()
+        try? inputPipe?.fileHandleForReading.close()
+    }
+
+    deinit {
+        if termination.value == nil { kill(processIdentifier, SIGKILL) }
+        closeInput()
+    }
+
+    /// Reads `fileDescriptor` on a thread of its own until the end of the
+    /// stream, then closes it.
+    static func read(_ fileDescriptor: Int32, into output: ObservedState<Output>) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Foundation.read(fileDescriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    let chunk = buffer[..<count]
+                    output.update { $0.bytes += chunk }
+                } else if count < 0, errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            close(fileDescriptor)
+            output.update { $0.isClosed = true }
+        }
+        thread.start()
+    }
+
+    // MARK: - Acting
+
+    /// Writes `text` to the standard input of the process.
+    func send(_ text: String) {
+        input.withLock { fileDescriptor in
+            guard let fileDescriptor else { return }
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { write(fileDescriptor, $0.baseAddress, $0.count) }
+                if written <= 0 { return }
+                bytes = bytes.dropFirst(written)
+            }
+        }
+    }
+
+    /// Closes the standard input of the process (end of file).
+    func closeInput() {
+        input.withLock { fileDescriptor in
+            if let descriptor = fileDescriptor { close(descriptor) }
+            fileDescriptor = nil
+        }
+    }
+
+    /// Sends a signal to the process (SIGINT: Ctrl-C).
+    func signal(_ signal: Int32) {
+        kill(processIdentifier, signal)
+    }
+
+    // MARK: - Waiting
+
+    var outputText: String { standardOutput.value.text }
+    var errorText: String { standardError.value.text }
+
+    /// Waits until standard output contains `text`.
+    ///
+    /// - Throws: When the process exits first or the deadline passes; the
+    ///   process is then killed.
+    func waitForOutput(containing text: String, timeout: Duration = timeout) async throws {
+        try await waitFor(standardOutput, "standard output", containing: text, timeout: timeout)
+    }
+
+    /// Waits until standard error contains `text`.
+    func waitForError(containing text: String, timeout: Duration = timeout) async throws {
+        try await waitFor(standardError, "standard error", containing: text, timeout: timeout)
+    }
+
+    private func waitFor(
+        _ stream: ObservedState<Output>, _ name: String, containing text: String, timeout: Duration
+    ) async throws {
+        let output = await stream.wait(until: { $0.isClosed || $0.text.contains(text) }, timeout: timeout)
+        guard let output, output.text.contains(text) else {
+            kill(processIdentifier, SIGKILL)
+            throw failure(output == nil
+                ? "no \"\(text)\" on \(name) after \(timeout): killed"
+                : "\(name) closed without \"\(text)\"")
+        }
+    }
+
+    /// Waits until the process exits and its output streams are closed.
+    ///
+    /// - Throws: When the deadline passes; the process is then killed.
+    @discardableResult
+    func waitForExit(timeout: Duration = timeout) async throws -> Termination {
+        let start = ContinuousClock.now
+        guard let ending = await termination.wait(until: { $0 != nil }, timeout: timeout) ?? nil else {
+            kill(processIdentifier, SIGKILL)
+            throw failure("still running after \(timeout): killed")
+        }
+        let remaining = timeout - (ContinuousClock.now - start)
+        for stream in [standardOutput, standardError] {
+            guard await stream.wait(until: \.isClosed, timeout: max(remaining, .seconds(1))) != nil else {
+                throw failure("exited, but its output is still open (a child of it holds it?)")
+            }
+        }
+        return ending
+    }
+
+    private func failure(_ reason: String) -> ChildProcessFailure {
+        ChildProcessFailure(
+            description: "\(commandLine): \(reason)\n--- standard output:\n\(outputText)\n--- standard error:\n\(errorText)")
+    }
+}
+
+/// A child process that did not do what the test waited for.
+struct ChildProcessFailure: Error, CustomStringConvertible {
+    var description: String
+}

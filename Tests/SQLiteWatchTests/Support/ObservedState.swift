@@ -1,0 +1,79 @@
+import Synchronization
+
+/// A value that changes over time, and tasks that wait, with a deadline,
+/// until it satisfies a condition: the output of a child process, its exit
+/// status.
+///
+/// Waiting is a continuation resumed by the update that satisfies the
+/// condition, or by the deadline: no polling, and the deadline only decides
+/// failures.
+final class ObservedState<Value: Sendable>: Sendable {
+    private struct Waiter {
+        let condition: @Sendable (Value) -> Bool
+        let continuation: CheckedContinuation<Value?, Never>
+    }
+
+    private struct State {
+        var value: Value
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiterID = 0
+        /// Waiters whose deadline passed before they were registered.
+        var expiredWaiterIDs: Set<Int> = []
+    }
+
+    private let state: Mutex<State>
+
+    init(_ value: Value) {
+        state = Mutex(State(value: value))
+    }
+
+    var value: Value {
+        state.withLock { $0.value }
+    }
+
+    /// Changes the value, and resumes the waiters whose condition now holds.
+    func update(_ change: (inout Value) -> Void) {
+        let satisfied = state.withLock { state -> [(CheckedContinuation<Value?, Never>, Value)] in
+            change(&state.value)
+            let value = state.value
+            let ids = state.waiters.filter { $0.value.condition(value) }.map(\.key)
+            return ids.compactMap { id in state.waiters.removeValue(forKey: id).map { ($0.continuation, value) } }
+        }
+        // Resumed outside the lock.
+        for (continuation, value) in satisfied { continuation.resume(returning: value) }
+    }
+
+    /// Waits until `condition` holds, and returns the value that satisfied
+    /// it; nil when `timeout` passed first.
+    func wait(until condition: @escaping @Sendable (Value) -> Bool, timeout: Duration) async -> Value? {
+        let id = state.withLock { state -> Int in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        let deadline = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }  // Cancelled: the wait ended.
+            self.expire(id)
+        }
+        defer { deadline.cancel() }
+        return await withCheckedContinuation { continuation in
+            let result = state.withLock { state -> Value?? in
+                if condition(state.value) { return .some(state.value) }
+                if state.expiredWaiterIDs.remove(id) != nil { return .some(nil) }
+                state.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                return nil
+            }
+            if let result { continuation.resume(returning: result) }
+        }
+    }
+
+    private func expire(_ id: Int) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let waiter = state.waiters.removeValue(forKey: id) else {
+                state.expiredWaiterIDs.insert(id)
+                return nil
+            }
+            return waiter
+        }
+        waiter?.continuation.resume(returning: nil)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A database file for one test, in a temporary directory removed on
+/// release, created and changed by the `sqlite3` shell in child processes.
+final class WatchedDatabase: Sendable {
+    let directory: URL
+    let path: String
+
+    /// Creates the file by running `schema` in the `sqlite3` shell.
+    init(_ schema: String) async throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("SQLiteWatchTests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("db.sqlite").path
+        try await execute(schema)
+    }
+
+    /// A `player` table with three players: Arthur (id 1, 100 points, red
+    /// team), Barbara (id 2, 80, blue), Craig (id 3, 60, red).
+    static func players() async throws -> WatchedDatabase {
+        try await WatchedDatabase("""
+            CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, team TEXT, score INTEGER);
+            INSERT INTO player (id, name, team, score) VALUES (1, 'Arthur', 'red', 100);
+            INSERT INTO player (id, name, team, score) VALUES (2, 'Barbara', 'blue', 80);
+            INSERT INTO player (id, name, team, score) VALUES (3, 'Craig', 'red', 60);
+            """)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `sql` in the `sqlite3` shell, in a child process, and waits for
+    /// it to exit: another process writes, as a user would.
+    func execute(_ sql: String) async throws {
+        let shell = try ChildProcess(try Executables.sqlite3(), ["-bail", "-cmd", ".timeout 10000", path, sql])
+        let termination = try await shell.waitForExit()
+        guard termination == .exit(0) else {
+            throw ChildProcessFailure(description: "sqlite3 failed (\(termination)): \(shell.errorText)\nSQL: \(sql)")
+        }
+    }
+
+    /// Starts `sqlite-watch` with the database path, then `arguments`.
+    func watch(_ arguments: [String], environment: [String: String]? = nil) throws -> ChildProcess {
+        try ChildProcess(try Executables.sqliteWatch(), [path] + arguments, environment: environment)
+    }
+
+    /// Starts `sqlite-watch` with the database path, then `arguments`.
+    func watch(_ arguments: String...) throws -> ChildProcess {
+        try watch(arguments)
+    }
+}

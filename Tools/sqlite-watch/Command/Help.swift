@@ -1,0 +1,59 @@
+/// The texts of `sqlite-watch --help`.
+enum Help {
+    static let abstract = "Watch a live query on a SQLite database file, changed by any process."
+
+    static let usage = """
+        sqlite-watch DATABASE SQL [--ordered] [--key COLUMN ...] [--format table|json] [--count N]
+          sqlite-watch                (a demo: a leaderboard changed by another process)
+        """
+
+    static let discussion = """
+        Prints the rows of the query as a table, then every change to them as soon as it is \
+        committed, by this or any other process (the sqlite3 shell, another program): inserted \
+        rows, updated rows with their changed columns (old → new), deleted rows, and with \
+        --ordered the rows that moved (old and new position). The database is opened read-only, \
+        and never created. Commits that come in a burst may show as one change.
+
+        Rows are identified by the primary key of the query's only table, when the key columns \
+        are in the result; else by the --key columns; else by all their values (then an updated \
+        row shows as deleted and inserted).
+
+        Without arguments, sqlite-watch runs a demo: it creates a temporary database with a \
+        `player` leaderboard, starts a child process that keeps changing it, watches \
+        `SELECT * FROM player ORDER BY score DESC LIMIT 10` with --ordered, stops after 20 \
+        changes (or --count) or Ctrl-C, and removes its files and its child process.
+
+        EXAMPLES:
+          sqlite-watch app.db 'SELECT * FROM player'
+          sqlite-watch app.db 'SELECT * FROM player ORDER BY score DESC' --ordered
+          sqlite-watch app.db 'SELECT team, count(*) AS n FROM player GROUP BY team' \\
+              --key team
+          sqlite-watch app.db 'SELECT * FROM player' --format json | jq -c .inserted
+          sqlite-watch --count 5                        (the demo, for 5 changes)
+        and meanwhile, in another terminal:
+          sqlite3 app.db 'UPDATE player SET score = score + 10 WHERE id = 1'
+
+        JSON OUTPUT (--format json), one object per line:
+          {"rows":[...]}    the current rows, first, and again if the columns change
+          {"inserted":[...],"updated":[...],"previous":[...],"deleted":[...]}
+        Rows are objects keyed by column name. "previous" holds, at the index of \
+        each updated row, the old values of its changed columns. With --ordered, \
+        "moved":[{"from":3,"to":1,"row":{...}}] (positions start at 1). NULL is null; \
+        integers are numbers, or strings beyond ±2^53 (which doubles would round); \
+        infinite reals are "Infinity" or "-Infinity"; blobs are {"blob":"<hex>"} \
+        (uppercase hexadecimal, as SQLite's hex()).
+
+        LOCKS: a read that meets a lock held by a writer waits for --busy-timeout; \
+        if the lock outlasts it, a note is printed on standard error, and the read \
+        is retried until the lock is released.
+
+        EXIT STATUS:
+          0   --count changes printed; Ctrl-C (SIGINT) or SIGTERM; output closed
+          1   no such file (it is never created), not a database, unreadable file,
+              file deleted or replaced while watched
+          2   invalid SQL (SQLite's message and the SQL are printed), not a read,
+              a --key that is not a result column, a query a schema change broke
+          64  invalid command line
+        Rows and changes go to standard output; notes and errors to standard error.
+        """
+}

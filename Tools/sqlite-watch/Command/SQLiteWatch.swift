@@ -1,0 +1,100 @@
+import ArgumentParser
+import Dispatch
+
+/// `sqlite-watch`: the command line, and what each mode runs.
+@main
+struct SQLiteWatch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sqlite-watch", abstract: Help.abstract, usage: Help.usage, discussion: Help.discussion)
+
+    @Argument(help: ArgumentHelp(
+        "The database file. It must exist: it is opened read-only, never created. Example: app.db",
+        valueName: "database"))
+    var database: String?
+
+    @Argument(help: ArgumentHelp(
+        "The query to watch: one statement that returns rows and changes nothing. "
+            + "Example: \"SELECT * FROM player WHERE score > 100\"",
+        valueName: "sql"))
+    var sql: String?
+
+    @Option(help: ArgumentHelp(
+        "table: tables for people; json: one JSON object per line, for programs. Example: --format json",
+        valueName: "format"))
+    var format: OutputFormat = .table
+
+    @Flag(help: ArgumentHelp(
+        "Treat the result as a list: also report rows that change position (old → new), "
+            + "and show positions. Example: --ordered"))
+    var ordered = false
+
+    @Option(name: .customLong("key"), help: ArgumentHelp(
+        "A result column that identifies rows, when the query has no primary key of a single "
+            + "table in its result. Repeat for a compound key. Example: --key team --key season",
+        valueName: "column"))
+    var keys: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "Exit (status 0) after printing this many changes. Example: --count 5 (default: never; 20 in the demo)",
+        valueName: "n"))
+    var count: Int?
+
+    @Option(help: ArgumentHelp(
+        "auto: colors when the output is a terminal (not with NO_COLOR or TERM=dumb); always; never. "
+            + "Example: --color never",
+        valueName: "when"))
+    var color: ColorMode = .auto
+
+    @Option(name: .customLong("busy-timeout"), help: ArgumentHelp(
+        "How long a read waits for a lock held by a writer before printing a note and retrying. "
+            + "Example: --busy-timeout 0.5",
+        valueName: "seconds"))
+    var busyTimeout: Double = 5
+
+    /// The demo's writer, run by the demo in a child process.
+    @Option(name: .customLong("demo-writer"), help: .private)
+    var demoWriterPath: String?
+
+    func validate() throws {
+        if database != nil, sql == nil {
+            throw ValidationError("missing SQL: give a DATABASE and a SQL query, or nothing for the demo")
+        }
+        if database == nil, !keys.isEmpty {
+            throw ValidationError("--key needs a DATABASE and a SQL query (the demo's rows have a primary key)")
+        }
+        if let count, count < 1 {
+            throw ValidationError("--count must be at least 1")
+        }
+        // SQLite takes milliseconds in an Int32: about 24 days at most.
+        if !busyTimeout.isFinite || busyTimeout < 0 || busyTimeout > 2_000_000 {
+            throw ValidationError("--busy-timeout must be a number of seconds, from 0 to 2000000")
+        }
+    }
+
+    func run() throws {
+        if let demoWriterPath {
+            DemoWriter.run(path: demoWriterPath)
+        }
+        MainActor.assumeIsolated {
+            Lifecycle.handleTerminationSignals()
+            if let database, let sql {
+                Watcher(settings: settings(path: database, sql: sql, isOrdered: ordered, count: count)).start()
+            } else {
+                Demo.start { path in
+                    settings(path: path, sql: Demo.sql, isOrdered: true, count: count ?? Demo.defaultCount)
+                }
+            }
+        }
+        dispatchMain()
+    }
+
+    private func settings(path: String, sql: String, isOrdered: Bool, count: Int?) -> Watcher.Settings {
+        let renderer: any ResultRenderer = switch format {
+        case .table: TableRenderer(isOrdered: isOrdered, painter: Painter(usesColors: color.usesColors))
+        case .json: JSONRenderer(isOrdered: isOrdered)
+        }
+        return Watcher.Settings(
+            path: path, sql: sql, keys: keys, isOrdered: isOrdered, count: count,
+            busyTimeout: .milliseconds(Int64((busyTimeout * 1000).rounded())), renderer: renderer)
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// The demo that `sqlite-watch` runs without arguments: a temporary
+/// leaderboard, changed by a child process, watched like any file.
+///
+/// The writer is another process on purpose: its commits reach the
+/// watcher only through external change observation, as the commits of
+/// the `sqlite3` shell or of another program would.
+@MainActor
+enum Demo {
+    static let sql = "SELECT * FROM player ORDER BY score DESC LIMIT 10"
+    static let defaultCount = 20
+
+    /// Creates the database, launches the writer, and starts watching with
+    /// the settings `makeSettings` returns for the database path. The files
+    /// and the writer are removed by the exit (see `Lifecycle`).
+    static func start(settings makeSettings: (_ path: String) -> Watcher.Settings) {
+        do {
+            let directory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("sqlite-watch-demo-\(UUID().uuidString)", isDirectory: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            Lifecycle.addCleanup { try? FileManager.default.removeItem(at: directory) }
+
+            let path = directory.appendingPathComponent("leaderboard.sqlite").path
+            try DemoDatabase.create(at: path)
+            let writer = try DemoWriterProcess(databasePath: path)
+            Lifecycle.addCleanup { writer.stop() }
+
+            let settings = makeSettings(path)
+            StandardStreams.note("demo: database \(path)")
+            StandardStreams.note("demo: writer process \(writer.processIdentifier)")
+            StandardStreams.note(
+                "demo: watching \(sql) --ordered; stops after \(settings.count ?? defaultCount) changes, or Ctrl-C")
+            Watcher(settings: settings).start()
+        } catch let error as WatchError {
+            Lifecycle.fail(error)
+        } catch {
+            Lifecycle.fail(WatchError(status: .databaseError, message: "the demo could not start: \(error)"))
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import ReactiveSQLite
+
+/// One JSON object per line, ready for `jq`:
+///
+/// ```
+/// {"rows":[{"id":1,"name":"Arthur","score":100}]}
+/// {"inserted":[{"id":2,"name":"Barbara","score":80}],"updated":[],"previous":[],"deleted":[]}
+/// {"inserted":[],"updated":[{"id":1,"name":"Arthur","score":120}],"previous":[{"score":100}],"deleted":[]}
+/// ```
+///
+/// - `rows`: the whole current result, first, and again whenever the
+///   query's columns change.
+/// - `inserted`, `updated`, `deleted`: the rows of one change, as objects
+///   keyed by column name (a repeated column name gets a suffix: `id`,
+///   `id:2`), updated rows with their new values.
+/// - `previous`: for each updated row, at the same index, the old values of
+///   the columns that changed: its keys are the changed columns.
+/// - `moved` (with `--ordered` only): `{"from":3,"to":1,"row":{...}}`, with
+///   1-based positions.
+///
+/// See `ValueText` for how values are written.
+struct JSONRenderer: ResultRenderer {
+    let isOrdered: Bool
+
+    func initialResult(columnNames: [String], rows: [Row]) -> String {
+        let keys = Self.objectKeys(columnNames)
+        return "{\"rows\":\(array(rows.map { object($0, keys: keys) }))}\n"
+    }
+
+    func columnsChanged(columnNames: [String], rows: [Row]) -> String {
+        initialResult(columnNames: columnNames, rows: rows)
+    }
+
+    func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String {
+        let keys = Self.objectKeys(columnNames)
+        var members = [
+            ("inserted", array(changes.inserted.map { object($0.row, keys: keys) })),
+            ("updated", array(changes.updated.map { object($0.row, keys: keys) })),
+            ("previous", array(changes.updated.map { object($0.previous, keys: keys, only: $0.changedColumns) })),
+            ("deleted", array(changes.deleted.map { object($0.row, keys: keys) })),
+        ]
+        if isOrdered {
+            members.append(("moved", array(changes.moved.map { move in
+                "{\"from\":\(move.from),\"to\":\(move.to),\"row\":\(object(move.row, keys: keys))}"
+            })))
+        }
+        return "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n"
+    }
+
+    // MARK: - Helpers
+
+    private func array(_ elements: [String]) -> String {
+        "[" + elements.joined(separator: ",") + "]"
+    }
+
+    /// A row as a JSON object; only the given columns when `only` is not nil.
+    private func object(_ row: Row, keys: [String], only columns: [Int]? = nil) -> String {
+        let indexes = columns ?? Array(row.databaseValues.indices)
+        let members = indexes.map { index in
+            let key = index < keys.count ? keys[index] : "column \(index + 1)"
+            return ValueText.jsonString(key) + ":" + ValueText.json(row.databaseValues[index])
+        }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    /// Unique object keys for the columns: the second column named `id`
+    /// becomes `id:2`, the third `id:3`.
+    static func objectKeys(_ columnNames: [String]) -> [String] {
+        var counts: [String: Int] = [:]
+        return columnNames.map { name in
+            let count = counts[name, default: 0] + 1
+            counts[name] = count
+            return count == 1 ? name : "\(name):\(count)"
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// Unbuffered writes to standard output and standard error: each change
+/// reaches a pipe as soon as it is printed, whole.
+enum StandardStreams {
+    /// Writes `text` to standard output.
+    ///
+    /// - Returns: False when the reader is gone (`EPIPE`: the output was
+    ///   piped to a program that exited, such as `head`). SIGPIPE is ignored
+    ///   (see `SignalHandling`), so that the tool can exit cleanly instead.
+    @discardableResult
+    static func output(_ text: String) -> Bool {
+        write(text, to: STDOUT_FILENO)
+    }
+
+    /// Writes a line to standard error, prefixed with `sqlite-watch: `.
+    static func note(_ message: String) {
+        write("sqlite-watch: \(message)\n", to: STDERR_FILENO)
+    }
+
+    /// Writes an error message to standard error.
+    static func error(_ message: String) {
+        write("sqlite-watch: error: \(message)\n", to: STDERR_FILENO)
+    }
+
+    /// Whether standard output is a terminal.
+    static var outputIsTerminal: Bool {
+        isatty(STDOUT_FILENO) == 1
+    }
+
+    @discardableResult
+    private static func write(_ text: String, to fileDescriptor: Int32) -> Bool {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { buffer in
+                Foundation.write(fileDescriptor, buffer.baseAddress, buffer.count)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            bytes = bytes.dropFirst(written)
+        }
+        return true
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import ReactiveSQLite
+
+/// How database values are written in the table and JSON outputs.
+///
+/// Table: `NULL`; integers and reals as SQLite prints them (`Inf` for an
+/// infinite real); texts without quotes, control characters escaped (`\n`,
+/// `\t`, `\u{1B}`), so a row stays on one line and a value cannot send
+/// escape sequences to the terminal; blobs as SQL literals (`X'00FF'`), the
+/// first 32 bytes of longer ones followed by their size.
+///
+/// JSON: `null`; integers as numbers, except beyond ±2^53 (9007199254740992)
+/// where readers that store numbers as doubles (JavaScript, jq 1.6) would
+/// round them: those are strings of digits; finite reals as numbers, infinite
+/// ones as the strings `"Infinity"` and `"-Infinity"`; texts as strings;
+/// blobs as `{"blob":"00FF"}` (uppercase hexadecimal, as SQLite's `hex()`).
+enum ValueText {
+    /// The largest magnitude of an integer that every JSON reader keeps exactly.
+    static let largestExactJSONInteger: Int64 = 1 << 53
+
+    /// The longest blob shown whole in a table.
+    static let tableBlobPrefix = 32
+
+    static func table(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: "NULL"
+        case .integer(let integer): String(integer)
+        case .real(let real): realText(real, infinity: "Inf")
+        case .text(let text): escapingControlCharacters(text)
+        case .blob(let data):
+            data.count <= tableBlobPrefix
+                ? "X'\(hex(data))'"
+                : "X'\(hex(data.prefix(tableBlobPrefix)))'… (\(data.count) bytes)"
+        }
+    }
+
+    static func json(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: "null"
+        case .integer(let integer):
+            integer.magnitude <= largestExactJSONInteger.magnitude ? String(integer) : "\"\(integer)\""
+        case .real(let real): real.isInfinite ? "\"\(realText(real, infinity: "Infinity"))\"" : realText(real, infinity: "")
+        case .text(let text): jsonString(text)
+        case .blob(let data): "{\"blob\":\"\(hex(data))\"}"
+        }
+    }
+
+    /// Whether the value is shown as a number (aligned to the right in tables).
+    static func isNumeric(_ value: DatabaseValue) -> Bool {
+        switch value.storage {
+        case .integer, .real, .null: true
+        case .text, .blob: false
+        }
+    }
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped.
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                result += "\\u" + hexDigits(scalar.value, count: 4)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    // MARK: - Helpers
+
+    private static func realText(_ real: Double, infinity: String) -> String {
+        if real.isInfinite { return real < 0 ? "-" + infinity : infinity }
+        return String(real)
+    }
+
+    private static func escapingControlCharacters(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where isControl(scalar): result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    private static func hex(_ data: some Collection<UInt8>) -> String {
+        data.map { hexDigits(UInt32($0), count: 2) }.joined()
+    }
+
+    private static func hexDigits(_ value: UInt32, count: Int) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, count - digits.count)) + digits
+    }
+}

@@ -1,0 +1,185 @@
+import Dispatch
+import Foundation
+import ReactiveSQLite
+
+/// Watches a query on a database file: opens it read-only with external
+/// change observation, prints the current rows, then each change.
+///
+/// Everything runs on the main queue: the observation delivers its values
+/// there, and the timers of the file check and of the retries fire there.
+@MainActor
+final class Watcher {
+    struct Settings {
+        var path: String
+        var sql: String
+        var keys: [String] = []
+        var isOrdered = false
+        /// Exit after this many changes; nil: never.
+        var count: Int?
+        var busyTimeout: Duration = .seconds(5)
+        var renderer: any ResultRenderer
+    }
+
+    /// How long to wait before trying again after a lock outlasted the busy
+    /// timeout (the busy timeout itself is the real wait: this pause only
+    /// lets signals through).
+    static let retryDelay: DispatchTimeInterval = .milliseconds(50)
+
+    private let settings: Settings
+    private var database: DatabaseQueue?
+    private var inspection: QueryInspection?
+    private var differ: RowDiffer?
+    private var cancellable: AnyDatabaseCancellable?
+    private var fileMonitor: DatabaseFileMonitor?
+    private var changeCount = 0
+    private var isWaitingForLock = false
+
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    /// Starts watching. Failures end the process (see `Lifecycle`).
+    func start() {
+        do {
+            let monitor = try DatabaseFileMonitor(path: settings.path)
+            monitor.start { error in Lifecycle.fail(error) }
+            fileMonitor = monitor
+        } catch {
+            fail(error)
+        }
+        connect()
+    }
+
+    // MARK: - Opening
+
+    /// Opens the database and inspects the query, then starts the
+    /// observation; waits and tries again while the database is locked.
+    private func connect() {
+        do {
+            let database = try self.database ?? open()
+            self.database = database
+            let settings = self.settings
+            inspection = try database.read { db in
+                try QueryInspection(sql: settings.sql, keys: settings.keys, in: db)
+            }
+            observe()
+        } catch {
+            retryOrFail(error) { $0.connect() }
+        }
+    }
+
+    private func open() throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.label = "sqlite-watch"
+        configuration.readonly = true
+        configuration.observesExternalChanges = true
+        configuration.busyTimeout = settings.busyTimeout
+        do {
+            return try DatabaseQueue(path: settings.path, configuration: configuration)
+        } catch let error as DatabaseError where !error.isLockContention {
+            if let failure = fileMonitor?.failure { throw failure }
+            if error.resultCode == .SQLITE_NOTADB { throw WatchError.notADatabase(settings.path) }
+            throw WatchError.cannotOpen(settings.path, error)
+        }
+    }
+
+    // MARK: - Observing
+
+    private func observe() {
+        guard let database else { return }
+        cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: settings.sql)).start(
+            in: database,
+            scheduling: .async(onQueue: .main),
+            onError: { [self] error in
+                MainActor.assumeIsolated {
+                    cancellable = nil
+                    retryOrFail(error) { $0.observe() }
+                }
+            },
+            onChange: { [self] rows in
+                MainActor.assumeIsolated { receive(rows) }
+            })
+    }
+
+    private func receive(_ rows: [Row]) {
+        lockReleased()
+        let renderer = settings.renderer
+        guard let outcome = differ?.diff(to: rows) else {
+            // The first value.
+            let columnNames = inspection?.columnNames ?? rows.first?.columnNames ?? []
+            let differ = RowDiffer(
+                identity: inspection?.identity ?? .wholeRow, isOrdered: settings.isOrdered,
+                columnNames: columnNames, rows: rows)
+            self.differ = differ
+            StandardStreams.note(differ.identity.explanation)
+            write(renderer.initialResult(columnNames: differ.columnNames, rows: rows))
+            return
+        }
+        guard let differ else { return }
+        switch outcome {
+        case .unchanged:
+            break
+        case .columnsChanged:
+            if differ.identity != .wholeRow, differ.identifiesWholeRows {
+                StandardStreams.note("the key columns are no longer in the result: rows are identified by all their values")
+            }
+            write(renderer.columnsChanged(columnNames: differ.columnNames, rows: rows))
+        case .changed(let changes):
+            changeCount += 1
+            write(renderer.changes(changes, number: changeCount, columnNames: differ.columnNames))
+            if let count = settings.count, changeCount >= count {
+                Lifecycle.exit(.success)
+            }
+        }
+    }
+
+    private func write(_ text: String) {
+        // The reader of the output is gone: nothing more to do.
+        if !StandardStreams.output(text) { Lifecycle.exit(.success) }
+    }
+
+    // MARK: - Failures
+
+    /// Waits and calls `retry` when the database is locked for longer than
+    /// the busy timeout; otherwise ends the process with the error.
+    private func retryOrFail(_ error: any Error, retry: @escaping @MainActor (Watcher) -> Void) {
+        if let error = error as? DatabaseError, error.isLockContention, fileMonitor?.failure == nil {
+            noteLock()
+            DispatchQueue.main.asyncAfter(deadline: .now() + Self.retryDelay) { [self] in
+                MainActor.assumeIsolated { retry(self) }
+            }
+            return
+        }
+        fail(error)
+    }
+
+    private func fail(_ error: any Error) -> Never {
+        // A deleted file explains any error that follows.
+        if let failure = fileMonitor?.failure { Lifecycle.fail(failure) }
+        if let error = error as? WatchError { Lifecycle.fail(error) }
+        Lifecycle.fail(.watchFailed(settings.sql, error))
+    }
+
+    private func noteLock() {
+        guard !isWaitingForLock else { return }
+        isWaitingForLock = true
+        let seconds = Double(settings.busyTimeout.components.seconds)
+            + Double(settings.busyTimeout.components.attoseconds) / 1e18
+        StandardStreams.note(
+            "the database is locked by another connection or process for longer than the busy timeout "
+                + "(\(seconds.formatted())s): waiting, and retrying until it is released")
+    }
+
+    private func lockReleased() {
+        guard isWaitingForLock else { return }
+        isWaitingForLock = false
+        StandardStreams.note("the database is no longer locked")
+    }
+}
+
+extension Double {
+    /// `5`, `0.2`: without a useless fractional part.
+    fileprivate func formatted() -> String {
+        rounded() == self ? String(Int(self)) : String(self)
+    }
+}

@@ -1,2 +1,0 @@
-// sqlite-watch (issue 7, in progress).
-print("sqlite-watch is not built yet")
