@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Up to `maximumCount` connections, opened when first needed and handed
 /// out one user at a time, first come first served.
@@ -32,7 +31,9 @@ final class ConnectionPool: Sendable {
         case closed
     }
 
-    private let state = Mutex(State())
+    /// Behind an `ObservationLock` rather than a `Synchronization.Mutex`,
+    /// whose hand-overs the thread sanitizer cannot see (see `ObservationLock`).
+    private let state = ObservationLock(State())
     private let maximumCount: Int
     private let makeConnection: @Sendable (_ index: Int) throws -> SerializedDatabase
     private let closedError: @Sendable () -> any Error
@@ -61,7 +62,7 @@ final class ConnectionPool: Sendable {
     /// - Throws: The error of opening a connection, or `closedError()` when
     ///   the pool is closed (before or while waiting).
     func acquire() throws -> SerializedDatabase {
-        let slot = Mutex<Result<SerializedDatabase, any Error>?>(nil)
+        let slot = ObservationLock<Result<SerializedDatabase, any Error>?>(nil)
         let semaphore = DispatchSemaphore(value: 0)
         switch reserve(orEnqueue: { result in
             slot.withLock { $0 = result }

@@ -19,6 +19,8 @@ public final class DatabasePool: DatabaseWriter {
     /// Identifies the accesses of this database on each thread.
     let owner: AccessOwner
     let readers: ConnectionPool
+    /// Detects external commits for observations (nil unless the configuration asks for it).
+    let externalChangeWatcher: ExternalChangeWatcher?
 
     /// Opens the database file at `path` (creating it unless
     /// `configuration.readonly`) and switches it to WAL mode.
@@ -45,6 +47,8 @@ public final class DatabasePool: DatabaseWriter {
                     connectionLabel: db.label)
             }
         }
+        externalChangeWatcher = ExternalChangeWatcher.ifEnabled(
+            path: path, configuration: configuration, owner: owner, writer: writer)
         let label = configuration.label
         readers = ConnectionPool(
             label: label + ".readers",
@@ -136,12 +140,14 @@ public final class DatabasePool: DatabaseWriter {
     /// Closes the writer and the idle readers now; readers in use close when
     /// their read ends, and reads waiting for a reader throw. Later accesses
     /// throw a `DatabaseError` (`SQLITE_MISUSE`). Waits for the write in
-    /// progress, if any, but not for reads.
+    /// progress, if any, but not for reads. Stops watching external changes
+    /// (see `Configuration.observesExternalChanges`).
     ///
     /// - Precondition: Not called from inside an access of this pool.
     public func close() {
         owner.preconditionNoAccessOnCurrentThread("DatabasePool.close()")
         readers.close()
+        externalChangeWatcher?.close()
         writer.close()
     }
 }

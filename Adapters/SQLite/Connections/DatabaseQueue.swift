@@ -19,6 +19,8 @@ public final class DatabaseQueue: DatabaseWriter {
     let writer: SerializedDatabase
     /// Identifies the accesses of this database on each thread.
     let owner: AccessOwner
+    /// Detects external commits for observations (nil unless the configuration asks for it).
+    let externalChangeWatcher: ExternalChangeWatcher?
 
     /// Opens (creating it unless `configuration.readonly`) the database file at `path`.
     ///
@@ -31,6 +33,8 @@ public final class DatabaseQueue: DatabaseWriter {
         self.owner = owner
         writer = try SerializedDatabase(
             path: path, configuration: configuration, role: "queue", readonly: configuration.readonly, owner: owner)
+        externalChangeWatcher = ExternalChangeWatcher.ifEnabled(
+            path: path, configuration: configuration, owner: owner, writer: writer)
     }
 
     /// Opens a new, empty, private in-memory database.
@@ -86,11 +90,13 @@ public final class DatabaseQueue: DatabaseWriter {
         return try await writer.async { db in try db.writeAccessWithoutTransaction(updates) }
     }
 
-    /// Closes the connection after the access in progress, if any.
+    /// Closes the connection after the access in progress, if any, and
+    /// stops watching external changes (see `Configuration.observesExternalChanges`).
     ///
     /// - Precondition: Not called from inside an access of this queue.
     public func close() {
         owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.close()")
+        externalChangeWatcher?.close()
         writer.close()
     }
 }

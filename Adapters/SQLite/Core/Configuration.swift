@@ -34,7 +34,8 @@ public struct Configuration: Sendable {
     ///
     /// Each connection adds its role: `<label>.queue` for a `DatabaseQueue`,
     /// `<label>.writer` and `<label>.reader.1`, `<label>.reader.2`... for a
-    /// `DatabasePool`.
+    /// `DatabasePool`, and `<label>.watcher` for the connection that watches
+    /// external changes (see `observesExternalChanges`).
     public var label: String = "ReactiveSQLite"
 
     /// How the writer connection learns about row changes, for observations.
@@ -61,19 +62,44 @@ public struct Configuration: Sendable {
     /// Whether observations notice commits made by other connections and
     /// other processes to the same database file. Default false.
     ///
-    /// When true, and while at least one observation runs, a dedicated
-    /// connection reads `PRAGMA data_version` every
-    /// `externalChangePollInterval`. A commit made elsewhere counts as a
-    /// change of the whole database for every active observation: value
-    /// observations fetch again, region observations are notified once per
-    /// detection. Nothing is polled while no observation runs, nor when
-    /// this option is false. In-memory databases have no other writer, and
-    /// ignore it.
+    /// SQLite's hooks only see the commits of their own connection. With
+    /// this option, while at least one observation (value, record or region)
+    /// runs on the queue or pool, a dedicated read-only connection (labelled
+    /// `<label>.watcher`) reads `PRAGMA data_version` every
+    /// `externalChangePollInterval`; when it changed, the writer connection
+    /// reads its own `data_version`, which only changes for the commits of
+    /// other connections, so that the queue's or pool's own commits are not
+    /// reported twice. A detected external commit counts as a change of the
+    /// whole database for every observation running then:
+    /// - value and record observations fetch again, from a state that
+    ///   contains the external commit (and `removeDuplicates()` or a
+    ///   difference operator delivers nothing when the value did not
+    ///   change). Values keep their guarantees: in commit order, each from
+    ///   one committed state, none after `cancel()`.
+    /// - region observations are called once per detection, on the writer's
+    ///   queue with its `Database`, as after a local commit. Several external
+    ///   commits between two polls make one detection.
+    ///
+    /// Nothing is polled, and the dedicated connection is closed, while no
+    /// observation runs, after the database is closed, and when this option
+    /// is false. In-memory databases have no other writer, and ignore it.
+    /// `TransactionObserver`s are not told: external commits have no row events.
+    ///
+    /// It works on a read-only `DatabaseQueue` (see `readonly`) opened on a
+    /// file that another process writes, in rollback-journal and WAL modes.
+    /// Such a queue commits nothing itself, so its region observations are
+    /// called for external commits only.
+    ///
+    /// In rollback-journal mode, each poll holds a shared lock on the file
+    /// for the time of one read: a writer in another process that has no busy
+    /// timeout may then fail with `SQLITE_BUSY`.
     public var observesExternalChanges: Bool = false
 
     /// How often external changes are looked for, when
     /// `observesExternalChanges` is true: the bound on the delay between an
-    /// external commit and its notification (plus the time of the fetch).
+    /// external commit and its detection (plus the time of an access of the
+    /// writer already running, and of the fetch). Must be positive: a queue
+    /// or pool that observes external changes stops the program otherwise.
     /// Default 100 milliseconds.
     public var externalChangePollInterval: Duration = .milliseconds(100)
 

@@ -17,6 +17,14 @@ import DatabaseRegions
 /// committing `write` returns. Rolled-back transactions and savepoints
 /// notify nothing. Dropping or altering a table of the region counts as a
 /// modification.
+///
+/// With `Configuration.observesExternalChanges`, a commit made by another
+/// connection or process counts as a modification of every region: once
+/// it is detected, `onChange` is called once (for all the external commits
+/// made since the previous detection), on the writer's queue with its
+/// `Database`, as after a local commit. On a read-only `DatabaseQueue`,
+/// which commits nothing itself, these are the only calls: the observation
+/// then tells when another process changed the file.
 public struct DatabaseRegionObservation: Sendable {
     let regions: [any DatabaseRegionConvertible]
 
@@ -49,6 +57,7 @@ public struct DatabaseRegionObservation: Sendable {
         do {
             try host.writer.sync { db in
                 let region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
+                try host.observationWillStart(db)
                 observer.observerID = db.observationBroker.register(observer, region: region)
             }
         } catch {
@@ -71,6 +80,7 @@ public struct DatabaseRegionObservation: Sendable {
                 let region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
                 // Cancelled before it started: stay out of the broker.
                 guard observer.gate.isOpen else { return }
+                try host.observationWillStart(db)
                 observer.observerID = db.observationBroker.register(observer, region: region)
             }, completion: { result in
                 if case .failure(let error) = result { continuation.finish(throwing: error) }
@@ -103,7 +113,10 @@ final class RegionObserver: DatabaseCommitObserver, @unchecked Sendable {
         guard gate.cancel() else { return }
         if host.writer.isCurrentQueue {
             // Cancelled on the writer (from inside `onChange`): unregister now.
-            if let observerID { host.writer.database.observationBroker.unregister(observerID) }
+            if let observerID {
+                host.writer.database.observationBroker.unregister(observerID)
+                host.observationDidEnd()
+            }
             observerID = nil
             return
         }
@@ -111,6 +124,7 @@ final class RegionObserver: DatabaseCommitObserver, @unchecked Sendable {
             guard let observerID else { return }
             self.observerID = nil
             db.observationBroker.unregister(observerID)
+            host.observationDidEnd()
         }
     }
 }

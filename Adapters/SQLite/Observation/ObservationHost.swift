@@ -9,6 +9,29 @@ protocol ObservationHost: DatabaseWriter {
     func readerIfAvailable() -> SerializedDatabase?
     /// Gives back a reader obtained from `readerIfAvailable()`.
     func releaseReader(_ reader: SerializedDatabase)
+    /// Detects the commits of other connections and processes, when the
+    /// configuration asks for it (see `Configuration.observesExternalChanges`).
+    var externalChangeWatcher: ExternalChangeWatcher? { get }
+}
+
+extension ObservationHost {
+    /// Called on the writer when an observation starts, before its first
+    /// fetch and its registration with the broker: starts watching external
+    /// changes with the first observation.
+    ///
+    /// Balance each call that returns with one `observationDidEnd()`, when
+    /// the observation leaves the broker (or fails to join it).
+    ///
+    /// - Throws: The error of opening the connection that watches external changes.
+    func observationWillStart(_ db: Database) throws {
+        try externalChangeWatcher?.observationWillStart(db)
+    }
+
+    /// Called on the writer when an observation leaves the broker: stops
+    /// watching external changes after the last one.
+    func observationDidEnd() {
+        externalChangeWatcher?.observationDidEnd()
+    }
 }
 
 extension DatabaseQueue: ObservationHost {

@@ -17,6 +17,10 @@ import Dispatch
 /// On a table whose primary key is the rowid, only changes of that row
 /// notify. When the row does not exist at start, the observation finishes at
 /// once, with no value.
+///
+/// With `Configuration.observesExternalChanges`, each commit detected from
+/// another connection or process fetches the record again: it is emitted
+/// when its row changed, and the observation finishes when it was deleted.
 public struct RecordObservation<Record: FetchableRecord & TableRecord & Sendable>: Sendable {
     let key: DatabaseValue
 

@@ -21,15 +21,21 @@ protocol DatabaseCommitObserver: AnyObject {
 /// marked observations are told once each.
 ///
 /// Everything here runs on the writer's queue, inside accesses.
+///
+/// The properties that each row event reads are `@exclusivity(unchecked)`:
+/// the run-time exclusivity check of a class property costs as much as the
+/// rest of the work of an event that concerns nobody. No access to one of
+/// them overlaps another access to it (the debug builds of the tests check
+/// with enforcement on), and all of them are used on the writer's queue only.
 final class TransactionObserverBroker {
     unowned let database: Database
     let usesPreUpdateHook: Bool
-    private var hooksInstalled = false
+    @exclusivity(unchecked) private var hooksInstalled = false
 
     // MARK: Registered observers
 
-    private var regionIndex = DatabaseRegionIndex<Int>()
-    private var commitObservers: [Int: any DatabaseCommitObserver] = [:]
+    @exclusivity(unchecked) private var regionIndex = DatabaseRegionIndex<Int>()
+    @exclusivity(unchecked) private var commitObservers: [Int: any DatabaseCommitObserver] = [:]
     private var nextObserverID = 0
 
     private struct UserObserver {
@@ -38,11 +44,11 @@ final class TransactionObserverBroker {
         var extent: TransactionObservationExtent
         var observer: (any TransactionObserver)? { strongObserver ?? weakObserver }
     }
-    private var userObservers: [UserObserver] = []
+    @exclusivity(unchecked) private var userObservers: [UserObserver] = []
 
     /// Which user observers want the events of the running statement, by
     /// (index of the written table in the statement's effects, operation).
-    private var statementUserObservers: [StatementInterest: [any TransactionObserver]] = [:]
+    @exclusivity(unchecked) private var statementUserObservers: [StatementInterest: [any TransactionObserver]] = [:]
     private struct StatementInterest: Hashable {
         var table: String
         var operation: Int32
@@ -58,10 +64,10 @@ final class TransactionObserverBroker {
         var userEvents: [(observer: any TransactionObserver, event: DatabaseEvent)] = []
     }
     /// Level 0 is the transaction; each savepoint adds one.
-    private var levels = [Level()]
+    @exclusivity(unchecked) private var levels = [Level()]
 
     /// The statement running now: its effects name the tables the hooks see.
-    private var currentEffects = StatementEffects()
+    @exclusivity(unchecked) private var currentEffects = StatementEffects()
     /// Table metadata read before the statement runs (hooks must not run SQL).
     private var tableInfos: [String: TableHookInfo] = [:]
     private struct TableHookInfo {
@@ -73,14 +79,26 @@ final class TransactionObserverBroker {
     }
     /// Per written table of the current statement, its metadata (same order
     /// as `currentEffects.writes`).
-    private var currentTableInfos: [TableHookInfo?] = []
+    @exclusivity(unchecked) private var currentTableInfos: [TableHookInfo?] = []
+    /// Per written table of the current statement, whether an observation
+    /// watches it (same order as `currentEffects.writes`): the row events of
+    /// the other tables concern no observation, and cost one test.
+    @exclusivity(unchecked) private var currentTableWatched: [Bool] = []
+    /// Whether an observation watches a table, by name as the statements
+    /// spell it; emptied whenever a region or the schema changes.
+    private var watchedTables: [String: Bool] = [:]
+    /// The statement the current state was prepared for by
+    /// `statementWillStart(_:)`, until a region or the schema changes: run
+    /// again (a cached statement in a loop), it needs no new preparation.
+    private weak var preparedStatement: Statement?
 
     private var commitIsPending = false
     private var rollbackIsPending = false
     /// The error thrown by a user observer's `databaseWillCommit()`.
     fileprivate(set) var willCommitError: (any Error)?
 
-    /// The number of commits seen since the broker exists.
+    /// The number of commits seen since the broker exists, external
+    /// commits detected by an `ExternalChangeWatcher` included.
     private(set) var commitCount = 0
 
     init(database: Database) {
@@ -101,6 +119,7 @@ final class TransactionObserverBroker {
         nextObserverID += 1
         commitObservers[id] = observer
         regionIndex.insert(region, for: id)
+        regionsDidChange()
         return id
     }
 
@@ -108,6 +127,7 @@ final class TransactionObserverBroker {
     func updateRegion(_ region: DatabaseRegion, forObserver id: Int) {
         guard commitObservers[id] != nil else { return }
         regionIndex.insert(region, for: id)
+        regionsDidChange()
     }
 
     /// Unregisters an observation (idempotent).
@@ -115,6 +135,13 @@ final class TransactionObserverBroker {
         commitObservers[id] = nil
         _ = regionIndex.remove(id)
         for index in levels.indices { levels[index].changed.remove(id) }
+        regionsDidChange()
+    }
+
+    /// Forgets what was derived from the regions.
+    private func regionsDidChange() {
+        watchedTables = [:]
+        preparedStatement = nil
     }
 
     func add(transactionObserver: some TransactionObserver, extent: TransactionObservationExtent) {
@@ -214,15 +241,16 @@ final class TransactionObserverBroker {
         _ connection: OpaquePointer, _ operation: Int32, _ table: UnsafePointer<CChar>,
         _ oldKey: Int64, _ newKey: Int64
     ) {
-        guard isObserving, let (tableName, info) = tableMetadata(table) else { return }
-        let withoutRowID = info?.withoutRowID ?? false
+        guard isObserving, let (tableName, index) = tableMetadata(table) else { return }
+        // Read in place: a copy of the metadata would retain its collections.
+        let withoutRowID = index.flatMap { currentTableInfos[$0]?.withoutRowID } ?? false
         switch operation {
         case SQLITE_INSERT:
             dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: withoutRowID ? nil : newKey), operation)
         case SQLITE_DELETE:
             dispatch(DatabaseEvent(kind: .delete(tableName: tableName), rowID: withoutRowID ? nil : oldKey), operation)
         case SQLITE_UPDATE:
-            guard let info else {
+            guard let index, let info = currentTableInfos[index] else {
                 // Unknown columns: an insertion event concerns every observer
                 // of the table, whatever its columns. Conservative, never missed.
                 dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: nil), operation)
@@ -258,7 +286,7 @@ final class TransactionObserverBroker {
     }
 
     private func update(_ operation: Int32, _ table: UnsafePointer<CChar>, _ rowID: Int64) {
-        guard isObserving, let (tableName, info) = tableMetadata(table) else { return }
+        guard isObserving, let (tableName, index) = tableMetadata(table) else { return }
         switch operation {
         case SQLITE_INSERT:
             dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: rowID), operation)
@@ -274,7 +302,7 @@ final class TransactionObserverBroker {
             // The hook reports the new rowid only. When the statement may
             // change rowids, the observers of the old rowid must hear of it
             // too: mark at table level.
-            if let info, !info.rowIDColumns.isDisjoint(with: columns) {
+            if let index, let info = currentTableInfos[index], !info.rowIDColumns.isDisjoint(with: columns) {
                 dispatch(event, operation, markedAs: DatabaseEvent(kind: kind, rowID: nil))
             } else {
                 dispatch(event, operation)
@@ -284,12 +312,19 @@ final class TransactionObserverBroker {
         }
     }
 
-    /// The name and metadata of the table a hook reports, found among the
-    /// tables the running statement writes, without allocating.
-    private func tableMetadata(_ table: UnsafePointer<CChar>) -> (String, TableHookInfo?)? {
+    /// The name of the table a hook reports and its index in the running
+    /// statement's written tables (nil when the statement does not announce
+    /// it), found without allocating; nil when its events concern nobody.
+    private func tableMetadata(_ table: UnsafePointer<CChar>) -> (String, Int?)? {
         for (index, writes) in currentEffects.writes.enumerated() {
             let isSame = writes.cName.withUnsafeBufferPointer { strcasecmp($0.baseAddress!, table) == 0 }
-            if isSame { return (writes.name, currentTableInfos[index]) }
+            guard isSame else { continue }
+            // No observation watches the table, and no user observer wants
+            // the statement's events.
+            if index < currentTableWatched.count, !currentTableWatched[index], statementUserObservers.isEmpty {
+                return nil
+            }
+            return (writes.name, index)
         }
         // A table the authorizer did not report (should not happen): observe
         // it at table level.
@@ -303,8 +338,10 @@ final class TransactionObserverBroker {
     /// that asked for it.
     private func dispatch(_ event: DatabaseEvent, _ operation: Int32, markedAs markedEvent: DatabaseEvent? = nil) {
         let top = levels.count - 1
-        regionIndex.forEachKey(impactedBy: markedEvent ?? event) { id in
-            levels[top].changed.insert(id)
+        if let markedEvent {
+            Self.forEachKey(in: &regionIndex, impactedBy: markedEvent) { id in levels[top].changed.insert(id) }
+        } else {
+            Self.forEachKey(in: &regionIndex, impactedBy: event) { id in levels[top].changed.insert(id) }
         }
         guard !statementUserObservers.isEmpty,
             let observers = statementUserObservers[
@@ -315,6 +352,15 @@ final class TransactionObserverBroker {
         } else {
             for observer in observers { levels[top].userEvents.append((observer, event)) }
         }
+    }
+
+    /// Visits the keys an event concerns, reading the index in place: called
+    /// on the stored property directly, the index would be copied for the
+    /// call (three retains and three releases for every row event).
+    private static func forEachKey(
+        in index: inout DatabaseRegionIndex<Int>, impactedBy event: DatabaseEvent, _ body: (Int) -> Void
+    ) {
+        index.forEachKey(impactedBy: event, body)
     }
 
     /// Whether two protected values hold the same raw value (same type and
@@ -346,14 +392,22 @@ final class TransactionObserverBroker {
     /// metadata of the tables it writes, and asks user observers which of its
     /// events they want.
     func statementWillStart(_ statement: Statement) {
+        willCommitError = nil
+        // The same statement again, and nothing changed since: the state is
+        // ready (user observers are asked again each time).
+        if userObservers.isEmpty, let preparedStatement, preparedStatement === statement {
+            if !statementUserObservers.isEmpty { statementUserObservers = [:] }
+            return
+        }
         // Reading table metadata may run statements of its own (schema
         // queries), which report here too: read it before setting up the
         // state of this statement, which they would overwrite.
         let tableInfos = statement.effects.writes.map { hookInfo(forTable: $0.name) }
         currentEffects = statement.effects
         currentTableInfos = tableInfos
+        currentTableWatched = statement.effects.writes.map { isWatched(table: $0.name) }
+        preparedStatement = statement
         statementUserObservers = [:]
-        willCommitError = nil
         guard !statement.effects.writes.isEmpty, !userObservers.isEmpty else { return }
         userObservers.removeAll { $0.observer == nil }
         for writes in statement.effects.writes {
@@ -412,9 +466,22 @@ final class TransactionObserverBroker {
         return info
     }
 
+    /// Whether an observation watches the table (some of its rows or columns).
+    ///
+    /// - Complexity: O(1) once known; the first time after a change of the
+    ///   regions, O(k), where k is the number of observations of the table.
+    private func isWatched(table name: String) -> Bool {
+        if let watched = watchedTables[name] { return watched }
+        // An insertion without rowid concerns every observation of the table.
+        let watched = !regionIndex.keys(impactedByEventsOfKind: .insert(tableName: name)).isEmpty
+        watchedTables[name] = watched
+        return watched
+    }
+
     /// Forgets table metadata after a schema change.
     func schemaDidChange() {
         tableInfos = [:]
+        regionsDidChange()
     }
 
     /// Called after a statement has run to completion or failed: applies
@@ -503,6 +570,20 @@ final class TransactionObserverBroker {
             entry.observer?.databaseDidCommit(database)
         }
         userObservers.removeAll { $0.observer == nil || $0.extent == .nextTransaction }
+    }
+
+    /// Another connection or process committed (see `ExternalChangeWatcher`).
+    /// What it changed is unknown: every observation counts it as one
+    /// commit that modified its region. Runs in an access of the writer.
+    ///
+    /// - Complexity: O(n log n), where n is the number of observations.
+    func databaseDidChangeExternally() {
+        commitCount += 1
+        // Registration order, as after a local commit. An observation may
+        // unregister another one from its callback: look each one up.
+        for id in commitObservers.keys.sorted() {
+            commitObservers[id]?.databaseDidCommitChanges(database)
+        }
     }
 
     private func didRollback() {

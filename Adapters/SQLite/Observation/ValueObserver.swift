@@ -3,8 +3,10 @@ import DatabaseRegions
 import Foundation
 
 /// One run of a `ValueObservation`: registered with the writer's broker, it
-/// fetches after each commit that modified its region, reduces on its own
-/// serial queue, and delivers through its scheduler.
+/// fetches after each commit that modified its region (and after each
+/// external commit, which the broker reports as one more commit, when the
+/// configuration observes external changes: see `ExternalChangeWatcher`),
+/// reduces on its own serial queue, and delivers through its scheduler.
 ///
 /// `@unchecked Sendable`: the `let` properties are Sendable or only used as
 /// said here; `reduce` only runs on `reductionQueue`; `observerID` and
@@ -107,14 +109,24 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     }
 
     /// On the writer: computes the region, fetches the first value, registers.
+    ///
+    /// External changes are watched from before the fetch (see
+    /// `ExternalChangeWatcher`): an external commit that the fetch misses
+    /// is detected later.
     private func startOnWriter(_ db: Database) throws -> any Sendable {
+        try host.observationWillStart(db)
         let fetched: any Sendable
-        switch tracking {
-        case .regions(let regions):
-            region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
-            fetched = try inReadTransaction(db) { try fetch(db) }
-        case .recorded, .constantRegion:
-            (fetched, region) = try inReadTransaction(db) { try db.recordingSelection { try fetch(db) } }
+        do {
+            switch tracking {
+            case .regions(let regions):
+                region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
+                fetched = try inReadTransaction(db) { try fetch(db) }
+            case .recorded, .constantRegion:
+                (fetched, region) = try inReadTransaction(db) { try db.recordingSelection { try fetch(db) } }
+            }
+        } catch {
+            host.observationDidEnd()
+            throw error
         }
         observerID = db.observationBroker.register(self, region: region)
         let commit = db.observationBroker.commitCount
@@ -298,17 +310,21 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             guard let observerID else { return }
             self.observerID = nil
             db.observationBroker.unregister(observerID)
+            host.observationDidEnd()
         }
     }
 }
 
 extension Database {
     /// Opens a read transaction and reads the schema, which pins the current
-    /// committed state (the WAL snapshot) until `endPinnedRead()`.
+    /// committed state (the WAL snapshot) until `endPinnedRead()`, then
+    /// checks the schema caches against another connection's schema
+    /// changes, as a read access does.
     func beginPinnedRead() throws {
         try cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
         do {
             try cachedStatement(sql: "SELECT 1 FROM sqlite_master LIMIT 1").execute()
+            try refreshSchemaCacheIfNeeded()
         } catch {
             rollbackIfInsideTransaction()
             throw error
@@ -316,8 +332,17 @@ extension Database {
     }
 
     /// Ends the read transaction of `beginPinnedRead()`.
+    ///
+    /// With a commit, as a read access ends: a rollback may undo schema
+    /// changes, so it makes the connection forget its cached statements and
+    /// schema, and every fetch on this reader would compile its statements
+    /// and read the schema again.
     func endPinnedRead() {
-        rollbackIfInsideTransaction()
+        do {
+            try cachedStatement(sql: "COMMIT TRANSACTION").execute()
+        } catch {
+            rollbackIfInsideTransaction()
+        }
     }
 }
 

@@ -1,0 +1,303 @@
+import Dispatch
+import Foundation
+
+/// Notices the commits that other connections and other processes make to
+/// the database file of a `DatabaseQueue` or a `DatabasePool` whose
+/// configuration has `observesExternalChanges`, and tells every
+/// observation of its writer, as a change of the whole database.
+///
+/// SQLite's hooks only see the commits of their own connection. What every
+/// connection can see is `PRAGMA data_version`:
+///
+/// > The integer values returned by two invocations of "PRAGMA
+/// > data_version" from the same connection will be different if changes
+/// > were committed to the database by any other connection in the interim.
+/// > The "PRAGMA data_version" value is unchanged for changes committed on
+/// > the same database connection. https://www.sqlite.org/pragma.html#pragma_data_version
+///
+/// Two readings of it tell an external commit from one of ours:
+/// 1. The watcher's own read-only connection reads it every
+///    `externalChangePollInterval`, on its own queue, without holding up
+///    the writer. The writer is another connection to it, so this value
+///    also changes after our own commits: a change only says that someone
+///    committed.
+/// 2. After such a change, the writer reads its own `data_version`, in an
+///    access of its own: that value changes only for the commits of other
+///    connections. When it changed, the broker tells every observation
+///    (`TransactionObserverBroker.databaseDidChangeExternally()`), in that
+///    same access, as after a local commit.
+///
+/// The second reading is exact whatever the order of polls, local commits
+/// and external commits: a local commit alone never changes it, and an
+/// external commit always changes it before the check that follows the
+/// first poll to read a value that includes that commit (so each external
+/// commit is seen by a check, and the fetches that the check starts read
+/// it). Several external commits between two checks make one detection.
+///
+/// The dedicated connection is opened when the first observation starts,
+/// and closed when the last one ends or when the database is closed: no
+/// observation, no polling.
+///
+/// `@unchecked Sendable`: `observationCount` and `writerDataVersion` are
+/// only used on the writer's queue (in its accesses); `state` is behind its
+/// lock; the other properties are immutable.
+final class ExternalChangeWatcher: @unchecked Sendable {
+    private let path: String
+    private let configuration: Configuration
+    private let owner: AccessOwner
+    private let writer: SerializedDatabase
+    private let interval: DispatchTimeInterval
+    private let leeway: DispatchTimeInterval
+
+    // Writer's queue only.
+    /// The number of observations of the writer that have started and not ended.
+    private var observationCount = 0
+    /// The writer's `data_version` at its last check; nil while not polling.
+    private var writerDataVersion: Int?
+
+    /// The dedicated connection and its timer, for one period of polling.
+    ///
+    /// `@unchecked Sendable`: `lastDataVersion` is only used on the
+    /// connection's queue (its initial value is set before the timer
+    /// starts); the rest is immutable (the timer is thread-safe).
+    private final class Poller: @unchecked Sendable {
+        let connection: SerializedDatabase
+        let timer: any DispatchSourceTimer
+        var lastDataVersion: Int
+
+        init(connection: SerializedDatabase, timer: any DispatchSourceTimer, lastDataVersion: Int) {
+            self.connection = connection
+            self.timer = timer
+            self.lastDataVersion = lastDataVersion
+        }
+    }
+
+    private struct State {
+        /// The database was closed: never poll again.
+        var isClosed = false
+        /// The current poller, while at least one observation runs.
+        var poller: Poller?
+        /// Dedicated connections opened and not closed yet.
+        var openConnectionCount = 0
+        /// Readings of `data_version` by the dedicated connections.
+        var pollCount = 0
+        /// Readings of the writer's own `data_version`.
+        var writerCheckCount = 0
+        /// Checks that found an external commit (and notified).
+        var detectionCount = 0
+        /// A check could not read the writer's `data_version`: the next
+        /// poll asks for another check, changed or not.
+        var isCheckDue = false
+    }
+    private let state = ObservationLock(State())
+
+    /// A watcher for a database whose configuration observes external
+    /// changes, or nil: for a configuration that does not, and for an
+    /// in-memory database, which no other connection writes.
+    static func ifEnabled(
+        path: String, configuration: Configuration, owner: AccessOwner, writer: SerializedDatabase
+    ) -> ExternalChangeWatcher? {
+        guard configuration.observesExternalChanges, path != ":memory:", !path.isEmpty else { return nil }
+        return ExternalChangeWatcher(path: path, configuration: configuration, owner: owner, writer: writer)
+    }
+
+    private init(path: String, configuration: Configuration, owner: AccessOwner, writer: SerializedDatabase) {
+        let duration = configuration.externalChangePollInterval
+        if duration <= .zero {
+            // fatalError rather than precondition: the message shows in release builds too.
+            fatalError(
+                "Configuration.externalChangePollInterval must be positive when observesExternalChanges is true "
+                    + "(got \(duration))")
+        }
+        let (seconds, attoseconds) = duration.components
+        // Beyond about 292 years, Int nanoseconds overflow: poll never, in effect.
+        let nanoseconds = seconds >= Int64(Int.max / 1_000_000_000)
+            ? Int.max : max(1, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        self.path = path
+        self.configuration = configuration
+        self.owner = owner
+        self.writer = writer
+        interval = .nanoseconds(nanoseconds)
+        leeway = .nanoseconds(max(1, nanoseconds / 10))
+    }
+
+    deinit {
+        // Normally stopped already: observations keep their database alive
+        // until they end, and the last one to end stops polling.
+        if let poller = state.withLock({ $0.poller }) {
+            poller.timer.cancel()
+            poller.connection.closeAfterPendingAccesses()
+        }
+    }
+
+    // MARK: - Observations
+
+    /// Counts an observation that starts; the first one starts polling.
+    /// Called on the writer, before the observation's first fetch: an
+    /// external commit made after that fetch began is then detected.
+    ///
+    /// Every call that returns must be balanced by one `observationDidEnd()`.
+    ///
+    /// - Throws: The `DatabaseError` of opening the dedicated connection.
+    func observationWillStart(_ db: Database) throws {
+        observationCount += 1
+        guard observationCount == 1 else { return }
+        do {
+            try startPolling(db)
+        } catch {
+            observationCount -= 1
+            throw error
+        }
+    }
+
+    /// Counts an observation that ended; after the last one, polling stops
+    /// and the dedicated connection closes. Called on the writer.
+    func observationDidEnd() {
+        assert(observationCount > 0, "an observation ended that had not started")
+        observationCount -= 1
+        guard observationCount == 0 else { return }
+        writerDataVersion = nil
+        let poller = state.withLock { state in
+            defer { state.poller = nil }
+            return state.poller
+        }
+        guard let poller else { return }
+        poller.timer.cancel()
+        poller.connection.closeAfterPendingAccesses()
+        // After the close, on the same serial queue.
+        poller.connection.queue.async { [state] in state.withLock { $0.openConnectionCount -= 1 } }
+    }
+
+    /// Stops polling for good and closes the dedicated connection, waiting
+    /// for a poll in progress. Called when the database closes.
+    func close() {
+        let poller = state.withLock { state in
+            state.isClosed = true
+            defer { state.poller = nil }
+            return state.poller
+        }
+        guard let poller else { return }
+        poller.timer.cancel()
+        poller.connection.close()
+        state.withLock { $0.openConnectionCount -= 1 }
+    }
+
+    // MARK: - Polling
+
+    /// On the writer: reads the writer's version, then opens the dedicated
+    /// connection and reads its version, and starts the timer.
+    ///
+    /// Both readings happen before the first fetch of the observation: a
+    /// commit made between them is seen by that fetch (and may be detected
+    /// once more, which costs one fetch that finds nothing new).
+    private func startPolling(_ db: Database) throws {
+        guard !state.withLock({ $0.isClosed }) else { return }
+        writerDataVersion = try db.dataVersion()
+        let connection = try SerializedDatabase(
+            path: path, configuration: configuration, role: "watcher", readonly: true, owner: owner)
+        let initialVersion: Int
+        do {
+            initialVersion = try connection.sync { try $0.dataVersion() }
+        } catch {
+            connection.close()
+            writerDataVersion = nil
+            throw error
+        }
+        let timer = DispatchSource.makeTimerSource(queue: connection.queue)
+        let poller = Poller(connection: connection, timer: timer, lastDataVersion: initialVersion)
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: leeway)
+        // Weak references: the timer belongs to the poller.
+        timer.setEventHandler { [weak self, weak poller] in
+            guard let self, let poller else { return }
+            poll(poller)
+        }
+        let isStarted = state.withLock { state -> Bool in
+            guard !state.isClosed else { return false }
+            state.poller = poller
+            state.openConnectionCount += 1
+            state.pollCount += 1
+            return true
+        }
+        guard isStarted else {
+            // Closed meanwhile.
+            writerDataVersion = nil
+            timer.cancel()
+            connection.close()
+            return
+        }
+        timer.resume()
+    }
+
+    /// On the dedicated connection's queue, at each tick: reads its version,
+    /// and when it changed asks the writer for a check.
+    ///
+    /// The timer runs on the connection's queue, and the reading is the next
+    /// block of that queue: ticks that come while a reading waits (for a
+    /// lock held by another process) are merged into one.
+    private func poll(_ poller: Poller) {
+        poller.connection.asyncAccess({ db in try db.dataVersion() }, completion: { [self] result in
+            // A failed reading (the file is locked for longer than the busy
+            // timeout) keeps the previous version: the next tick compares again.
+            guard case .success(let version) = result else { return }
+            let hasChanged = version != poller.lastDataVersion
+            poller.lastDataVersion = version
+            let isCheckDue = state.withLock { state -> Bool? in
+                guard state.poller === poller else { return nil }
+                defer { state.isCheckDue = false }
+                return state.isCheckDue
+            }
+            guard let isCheckDue else { return }  // Stopped meanwhile.
+            if hasChanged || isCheckDue {
+                writer.asyncWithoutWaiting { [self] db in checkWriter(db) }
+            }
+            // Counted once the check is scheduled: a check asked by this
+            // reading runs before any writer access that starts after the
+            // count is seen (tests rely on it).
+            state.withLock { state in
+                if state.poller === poller { state.pollCount += 1 }
+            }
+        })
+    }
+
+    /// On the writer: when its own `data_version` changed, an external
+    /// commit happened: every observation is told.
+    private func checkWriter(_ db: Database) {
+        guard let previousVersion = writerDataVersion else { return }  // No observation now.
+        state.withLock { $0.writerCheckCount += 1 }
+        // Inside a transaction left open by `writeWithoutTransaction`, the
+        // writer reads its own snapshot: look again after the next poll.
+        guard !db.isInsideTransaction, let version = try? db.dataVersion() else {
+            state.withLock { $0.isCheckDue = true }
+            return
+        }
+        guard version != previousVersion else { return }
+        writerDataVersion = version
+        state.withLock { $0.detectionCount += 1 }
+        // The commit may have changed the schema: forget what depends on it
+        // before the observations compile their fetches. A failure leaves
+        // the check to the next access that reads the schema.
+        try? db.refreshSchemaCacheIfNeeded()
+        db.observationBroker.databaseDidChangeExternally()
+    }
+
+    // MARK: - Instrumentation (tests)
+
+    /// Whether a dedicated connection polls now.
+    var isPolling: Bool { state.withLock { $0.poller != nil } }
+    /// Dedicated connections opened and not closed yet.
+    var openConnectionCount: Int { state.withLock { $0.openConnectionCount } }
+    /// Readings of `data_version` by the dedicated connections so far.
+    var pollCount: Int { state.withLock { $0.pollCount } }
+    /// Readings of the writer's own `data_version` so far.
+    var writerCheckCount: Int { state.withLock { $0.writerCheckCount } }
+    /// External commits detected so far (several commits between two
+    /// checks count as one detection).
+    var detectionCount: Int { state.withLock { $0.detectionCount } }
+}
+
+extension Database {
+    /// `PRAGMA data_version`: changes when another connection commits.
+    func dataVersion() throws -> Int {
+        try SQLRequest<Int>(sql: "PRAGMA data_version").fetchOne(self) ?? 0
+    }
+}

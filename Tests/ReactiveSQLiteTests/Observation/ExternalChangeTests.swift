@@ -1,0 +1,513 @@
+import Dispatch
+import Foundation
+@testable import ReactiveSQLite
+import Testing
+
+/// `Configuration.observesExternalChanges`: observations see the commits of
+/// other connections (a second `DatabaseQueue`) and other processes (the
+/// `sqlite3` shell), on a file queue in rollback-journal and WAL modes, on a
+/// pool, and on a read-only queue.
+///
+/// Waits are bounded (`Recorder`, `waitUntil`). Where a test must know that
+/// the watcher has looked at the file after some commit, it waits until two
+/// more polls were counted (the first one may have read the file before the
+/// commit), then makes one access of the writer, which runs after the check
+/// those polls asked for (see `ExternalChangeWatcher.poll`).
+@Suite struct ExternalChangeTests {
+    /// How the observed file is opened.
+    enum Setup: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case rollbackJournalQueue
+        case walQueue
+        case pool
+
+        var testDescription: String { rawValue }
+    }
+
+    /// The schema of the tests: players, and a table no observation reads.
+    static let schemaSQL = playerSchemaSQL + """
+        CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT);
+        """
+
+    static let scores = SQLRequest<Int>(sql: "SELECT score FROM player ORDER BY id")
+    static let playerCount = SQLRequest<Int>(sql: "SELECT COUNT(*) FROM player")
+
+    /// A database file, an observed connection on it, and a second queue
+    /// that writes it as another connection would.
+    final class Fixture: Sendable {
+        let directory: TemporaryDirectory
+        let path: String
+        /// The queue or pool whose observations watch external changes.
+        let observed: any DatabaseWriter
+        /// Another connection to the same file (no observation).
+        let external: DatabaseQueue
+
+        init(_ setup: Setup, configure: (inout Configuration) -> Void = { _ in }) throws {
+            directory = try TemporaryDirectory()
+            path = directory.path("db.sqlite")
+            external = try DatabaseQueue(path: path)
+            try external.writeSQLWithoutTransaction(
+                setup == .rollbackJournalQueue ? "PRAGMA journal_mode = DELETE" : "PRAGMA journal_mode = WAL")
+            try external.writeSQL(ExternalChangeTests.schemaSQL)
+            var configuration = Configuration()
+            configuration.label = "observed"
+            configuration.observesExternalChanges = true
+            configuration.externalChangePollInterval = .milliseconds(5)
+            configure(&configuration)
+            observed = setup == .pool
+                ? try DatabasePool(path: path, configuration: configuration)
+                : try DatabaseQueue(path: path, configuration: configuration)
+        }
+
+        deinit {
+            observed.close()
+            external.close()
+        }
+
+        var watcher: ExternalChangeWatcher? { Self.watcher(of: observed) }
+
+        static func watcher(of writer: any DatabaseWriter) -> ExternalChangeWatcher? {
+            (writer as? any ObservationHost)?.externalChangeWatcher
+        }
+
+        /// Returns once the watcher has read the file after everything done
+        /// so far, and the writer has checked what it read.
+        func waitForQuietPoll() async throws {
+            try await Self.waitForQuietPoll(of: observed)
+        }
+
+        static func waitForQuietPoll(of writer: any DatabaseWriter) async throws {
+            let found = watcher(of: writer)
+            let watcher = try #require(found)
+            let start = watcher.pollCount
+            try await waitUntil { watcher.pollCount >= start + 2 }
+            try await writer.writeWithoutTransaction { _ in }
+        }
+    }
+
+    // MARK: - Value observations
+
+    @Test(arguments: Setup.allCases)
+    func valueObservationSeesTheCommitsOfAnotherConnection(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let recorder = Recorder<[Int]>()
+        let cancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        #expect(try await recorder.wait(for: 1) == [[100, 200, 150]])
+
+        try fixture.external.writeSQL("UPDATE player SET score = 300 WHERE id = 2")
+        try await recorder.wait(forLast: [100, 300, 150])
+        try fixture.external.writeSQL("DELETE FROM player WHERE id = 1")
+        let values = try await recorder.wait(forLast: [300, 150])
+        // In commit order (a detection may fetch a state already delivered).
+        #expect(isOrderedSubsequence(
+            values.removingAdjacentDuplicates(), of: [[100, 200, 150], [100, 300, 150], [300, 150]]))
+    }
+
+    @Test(arguments: Setup.allCases)
+    func valueObservationSeesTheCommitsOfTheSQLiteShell(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let recorder = Recorder<Int>()
+        let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM player"))
+            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        try await recorder.wait(for: 1)
+
+        // Twenty transactions in another process, as fast as it can.
+        let inserts = (4..<24).map { "INSERT INTO player (id, name, score) VALUES (\($0), 'P\($0)', \($0));" }
+        try await runSQLiteShell(path: fixture.path, sql: inserts.joined(separator: "\n"))
+        let values = try await recorder.wait(forLast: 23)
+        // In commit order, never back in time; bursts may coalesce.
+        #expect(values.first == 3)
+        #expect(values == values.sorted())
+    }
+
+    @Test(arguments: Setup.allCases)
+    func asyncValuesSeeExternalCommits(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        var iterator = ValueObservation.trackingOne(Self.playerCount)
+            .values(in: fixture.observed, bufferingPolicy: .unbounded).makeAsyncIterator()
+        #expect(try await iterator.next() == 3)
+        try fixture.external.writeSQL("DELETE FROM player")
+        // The value of the external commit, maybe after a value fetched
+        // again before it (the initial value, once more).
+        var value = try await iterator.next()
+        while value == 3 { value = try await iterator.next() }
+        #expect(value == 0)
+    }
+
+    @Test(arguments: Setup.allCases)
+    func externalCommitsFetchAgainAndRemoveDuplicatesDeliversNothingNew(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let deduplicated = Recorder<[Int]>()
+        let everyFetch = Recorder<[Int]>()
+        let cancellables = [
+            ValueObservation.trackingAll(Self.scores, removeDuplicates: true)
+                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+                       onChange: deduplicated.append),
+            ValueObservation.trackingAll(Self.scores)
+                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+                       onChange: everyFetch.append),
+        ]
+        defer { cancellables.forEach { $0.cancel() } }
+        try await deduplicated.wait(for: 1)
+        try await everyFetch.wait(for: 1)
+
+        // A table nobody reads: the whole database counts as changed, so
+        // both observations fetch again; the same value is delivered by the
+        // one that keeps duplicates only.
+        try fixture.external.writeSQL("INSERT INTO note (text) VALUES ('hello')")
+        #expect(try await everyFetch.wait(for: 2) == [[100, 200, 150], [100, 200, 150]])
+
+        // Both fetches came from the same detection: the deduplicated
+        // observation's one read the same state, and delivered nothing.
+        try fixture.external.writeSQL("UPDATE player SET score = 0 WHERE id = 3")
+        try await everyFetch.wait(forLast: [100, 200, 0])
+        #expect(try await deduplicated.wait(for: 2) == [[100, 200, 150], [100, 200, 0]])
+    }
+
+    @Test(arguments: Setup.allCases)
+    func differencesOfExternalCommitsAreDeliveredWhenNotEmpty(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let differences = Recorder<String>()
+        let everyFetch = Recorder<[Int]>()
+        let cancellables = [
+            ValueObservation.trackingSetDifferences(ObservedPlayer.all())
+                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }) { difference in
+                    differences.append(
+                        "\(difference.inserted.map(\.id)) \(difference.updated.map(\.id)) \(difference.deleted.map(\.id))")
+                },
+            ValueObservation.trackingAll(Self.scores)
+                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+                       onChange: everyFetch.append),
+        ]
+        defer { cancellables.forEach { $0.cancel() } }
+        try await differences.wait(for: 1)
+        try await everyFetch.wait(for: 1)
+
+        // Fetched again by the same detection as `everyFetch`: an empty
+        // difference, not delivered.
+        try fixture.external.writeSQL("INSERT INTO note (text) VALUES ('hello')")
+        try await everyFetch.wait(for: 2)
+        try fixture.external.writeSQL("UPDATE player SET score = 0 WHERE id = 3; DELETE FROM player WHERE id = 1")
+        try await everyFetch.wait(forLast: [200, 0])
+        #expect(try await differences.wait(for: 2) == ["[1, 2, 3] [] []", "[] [3] [1]"])
+    }
+
+    @Test(arguments: Setup.allCases)
+    func recordObservationFollowsExternalChanges(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let records = Recorder<ObservedPlayer>()
+        let deleted = Signal()
+        let cancellable = RecordObservation<ObservedPlayer>(key: 2).start(
+            in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+            onDeletion: deleted.open, onChange: records.append)
+        defer { cancellable.cancel() }
+        try await records.wait(for: 1)
+
+        try fixture.external.writeSQL("UPDATE player SET name = 'Barbra' WHERE id = 2")
+        #expect(try await records.wait(for: 2).map(\.name) == ["Barbara", "Barbra"])
+        try fixture.external.writeSQL("DELETE FROM player WHERE id = 2")
+        try await deleted.wait()
+        #expect(records.values.count == 2)
+    }
+
+    // MARK: - Region observations
+
+    @Test(arguments: Setup.allCases)
+    func regionObservationIsCalledOncePerDetectionOnTheWritersQueue(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let counts = Recorder<Int>()
+        let queueLabels = Locked<Set<String>>([])
+        let cancellable = DatabaseRegionObservation(tracking: SQLRequest<Row>(sql: "SELECT * FROM player"))
+            .start(in: fixture.observed, onError: { Issue.record($0) }) { db in
+                queueLabels.withLock { $0.insert(currentDispatchQueueLabel() ?? "none") }
+                // The writer's Database, usable here: it sees the external commit.
+                counts.append((try? db.int("SELECT COUNT(*) FROM player")) ?? -1)
+            }
+        defer { cancellable.cancel() }
+
+        try fixture.external.writeSQL("INSERT INTO player (id, name, score) VALUES (4, 'Dan', 0)")
+        try await counts.wait(forLast: 4)
+        try fixture.external.writeSQL("INSERT INTO player (id, name, score) VALUES (5, 'Eve', 0)")
+        try await counts.wait(forLast: 5)
+        try await fixture.waitForQuietPoll()
+
+        let watcher = try #require(fixture.watcher)
+        #expect(counts.values.count == watcher.detectionCount)
+        #expect(queueLabels.value == [setup == .pool ? "observed.writer" : "observed.queue"])
+    }
+
+    @Test(arguments: Setup.allCases)
+    func ownCommitsAreNotReportedAsExternal(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let (counter, cancellable) = countChanges(in: fixture.observed, of: [SQLRequest<Row>(sql: "SELECT * FROM player")])
+        defer { cancellable.cancel() }
+        let watcher = try #require(fixture.watcher)
+
+        for score in 1...3 {
+            try fixture.observed.writeSQL("UPDATE player SET score = ? WHERE id = 1", arguments: [score])
+        }
+        try await fixture.waitForQuietPoll()
+        // The watcher's connection saw our commits, the writer checked them,
+        // and found nothing external: each commit notified once, by its hook.
+        #expect(watcher.writerCheckCount >= 1)
+        #expect(watcher.detectionCount == 0)
+        #expect(counter.value == 3)
+
+        try fixture.external.writeSQL("UPDATE player SET score = 0 WHERE id = 1")
+        try await waitUntil { counter.value == 4 }
+        try await fixture.waitForQuietPoll()
+        #expect(watcher.detectionCount == 1)
+        #expect(counter.value == 4)
+    }
+
+    @Test(arguments: Setup.allCases)
+    func localAndExternalCommitsInterleave(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let values = Recorder<Int?>()
+        let valueCancellable = ValueObservation.trackingOne(Self.playerCount)
+            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: values.append)
+        defer { valueCancellable.cancel() }
+        let (counter, regionCancellable) = countChanges(in: fixture.observed, of: [Self.playerCount])
+        defer { regionCancellable.cancel() }
+        try await values.wait(for: 1)
+
+        let commitCount = isRunningUnderThreadSanitizer ? 10 : 30
+        let observed = fixture.observed
+        let external = fixture.external
+        let writers = [
+            BackgroundThread {
+                for index in 0..<commitCount {
+                    try observed.writeSQL("INSERT INTO player (name) VALUES (?)", arguments: ["local \(index)"])
+                }
+            },
+            BackgroundThread {
+                for index in 0..<commitCount {
+                    try external.writeSQL("INSERT INTO player (name) VALUES (?)", arguments: ["external \(index)"])
+                }
+            },
+        ]
+        for writer in writers { try await writer.value() }
+        let delivered = try await values.wait(forLast: 3 + 2 * commitCount).map { $0! }
+        #expect(delivered == delivered.sorted())
+
+        try await fixture.waitForQuietPoll()
+        let watcher = try #require(fixture.watcher)
+        #expect(watcher.detectionCount >= 1)
+        #expect(counter.value == commitCount + watcher.detectionCount)
+    }
+
+    // MARK: - Read-only queues
+
+    @Test(arguments: [Setup.rollbackJournalQueue, .walQueue])
+    func readOnlyQueueObservesAnotherProcess(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.observesExternalChanges = true
+        configuration.externalChangePollInterval = .milliseconds(5)
+        let readonly = try DatabaseQueue(path: fixture.path, configuration: configuration)
+        defer { readonly.close() }
+
+        let values = Recorder<[Int]>()
+        let valueCancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: readonly, scheduling: .task, onError: { Issue.record($0) }, onChange: values.append)
+        defer { valueCancellable.cancel() }
+        // A read-only queue commits nothing: its region observation is
+        // called for external commits only.
+        let (counter, regionCancellable) = countChanges(in: readonly, of: [Self.scores])
+        defer { regionCancellable.cancel() }
+        try await values.wait(for: 1)
+
+        try await runSQLiteShell(path: fixture.path, sql: "UPDATE player SET score = score + 1;")
+        try await values.wait(forLast: [101, 201, 151])
+        try await runSQLiteShell(path: fixture.path, sql: "UPDATE player SET score = 7 WHERE id = 1;")
+        try await values.wait(forLast: [7, 201, 151])
+        try await Fixture.waitForQuietPoll(of: readonly)
+        let watcher = try #require(Fixture.watcher(of: readonly))
+        #expect(counter.value == watcher.detectionCount)
+        #expect(counter.value >= 2)
+    }
+
+    // MARK: - When polling happens
+
+    @Test(arguments: [DatabaseKind.fileQueue, .pool])
+    func nothingIsPolledWhenTheOptionIsOff(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: Self.schemaSQL)
+        let path = try #require(test.path)
+        let descriptors = openDescriptorCount(ofFile: path)
+        let recorder = Recorder<[Int]>()
+        let cancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: test.writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        try await recorder.wait(for: 1)
+        // No watcher, and no connection opened for one (with the option
+        // on, the watcher's connection is open when `start` returns).
+        #expect(Fixture.watcher(of: test.writer) == nil)
+        #expect(openDescriptorCount(ofFile: path) == descriptors)
+    }
+
+    @Test func inMemoryDatabasesIgnoreTheOption() throws {
+        var configuration = Configuration()
+        configuration.observesExternalChanges = true
+        let queue = try DatabaseQueue(configuration: configuration)
+        #expect(Fixture.watcher(of: queue) == nil)
+    }
+
+    @Test(arguments: Setup.allCases)
+    func pollingRunsOnlyWhileObservationsRun(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let watcher = try #require(fixture.watcher)
+        // No observation: no connection, no poll.
+        try fixture.external.writeSQL("UPDATE player SET score = 1")
+        #expect(!watcher.isPolling)
+        #expect(watcher.openConnectionCount == 0)
+        #expect(watcher.pollCount == 0)
+
+        let values = Recorder<[Int]>()
+        let valueCancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: values.append)
+        // Started before `start` returns.
+        #expect(watcher.isPolling)
+        #expect(watcher.openConnectionCount == 1)
+        #expect(watcher.pollCount >= 1)
+        let (counter, regionCancellable) = countChanges(in: fixture.observed, of: [Self.scores])
+        var changes: AsyncDatabaseRegionChanges.Iterator? = DatabaseRegionObservation(tracking: Self.scores)
+            .changes(in: fixture.observed).makeAsyncIterator()
+        // The sequence registers in a later access of the writer: this one.
+        try await fixture.observed.writeWithoutTransaction { _ in }
+        try await values.wait(for: 1)
+
+        // One connection whatever the number of observations; it stays
+        // until the last one ends.
+        valueCancellable.cancel()
+        regionCancellable.cancel()
+        try fixture.external.writeSQL("UPDATE player SET score = 2")
+        #expect(try await changes?.next() != nil)
+        try await fixture.waitForQuietPoll()
+        #expect(watcher.isPolling)
+        #expect(watcher.openConnectionCount == 1)
+        #expect(counter.value == 0)
+        #expect(values.values.count == 1)
+
+        // Releasing the iterator ends the last observation.
+        changes = nil
+        try await waitUntil { !watcher.isPolling && watcher.openConnectionCount == 0 }
+        let pollCount = watcher.pollCount
+        try fixture.external.writeSQL("UPDATE player SET score = 3")
+        try await fixture.observed.writeWithoutTransaction { _ in }
+        #expect(watcher.pollCount == pollCount)
+
+        // A new observation polls again, and sees the commit made meanwhile.
+        let restarted = Recorder<[Int]>()
+        let restartedCancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: restarted.append)
+        defer { restartedCancellable.cancel() }
+        #expect(watcher.isPolling)
+        #expect(try await restarted.wait(for: 1) == [[3, 3, 3]])
+        try fixture.external.writeSQL("UPDATE player SET score = 4")
+        try await restarted.wait(forLast: [4, 4, 4])
+    }
+
+    @Test(arguments: Setup.allCases)
+    func closingTheDatabaseStopsPolling(setup: Setup) async throws {
+        let fixture = try Fixture(setup)
+        let watcher = try #require(fixture.watcher)
+        let recorder = Recorder<[Int]>()
+        let cancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .task, onError: { _ in }, onChange: recorder.append)
+        try await recorder.wait(for: 1)
+        #expect(watcher.isPolling)
+
+        fixture.observed.close()
+        #expect(!watcher.isPolling)
+        #expect(watcher.openConnectionCount == 0)
+        let pollCount = watcher.pollCount
+        try fixture.external.writeSQL("UPDATE player SET score = 0")
+        // Another observer of the file sees the commit: the closed one does not poll.
+        try await Self.observeUntil(path: fixture.path, scores: [0, 0, 0])
+        #expect(watcher.pollCount == pollCount)
+        cancellable.cancel()
+    }
+
+    @Test func anObservationThatFailsToStartStopsPolling() async throws {
+        let fixture = try Fixture(.rollbackJournalQueue)
+        let watcher = try #require(fixture.watcher)
+        let failed = Signal()
+        let cancellable = ValueObservation.tracking { db in try SQLRequest<Int>(sql: "SELECT missing FROM player").fetchAll(db) }
+            .start(in: fixture.observed, scheduling: .task, onError: { _ in failed.open() }, onChange: { _ in })
+        defer { cancellable.cancel() }
+        try await failed.wait()
+        try await waitUntil { !watcher.isPolling && watcher.openConnectionCount == 0 }
+    }
+
+    @Test(.skippedUnderThreadSanitizer) func aNonPositivePollIntervalTraps() async throws {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [databasePath = directory.path("db.sqlite") as String] in
+            armExitTestWatchdog(exitCode: EXIT_SUCCESS)
+            var configuration = Configuration()
+            configuration.observesExternalChanges = true
+            configuration.externalChangePollInterval = .zero
+            _ = try DatabaseQueue(path: databasePath, configuration: configuration)
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("externalChangePollInterval must be positive"), "stderr: \(output)")
+    }
+
+    // MARK: - Helpers
+
+    /// Waits until a new queue that observes external changes on `path`
+    /// delivers `scores`.
+    static func observeUntil(path: String, scores: [Int]) async throws {
+        var configuration = Configuration()
+        configuration.observesExternalChanges = true
+        configuration.externalChangePollInterval = .milliseconds(5)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { queue.close() }
+        let recorder = Recorder<[Int]>()
+        let cancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: queue, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        try await recorder.wait(forLast: scores)
+    }
+}
+
+extension Array where Element: Equatable {
+    /// The elements, without those equal to the one before.
+    func removingAdjacentDuplicates() -> [Element] {
+        var result: [Element] = []
+        for element in self where result.last != element { result.append(element) }
+        return result
+    }
+}
+
+/// The number of open file descriptors of the process on the file at `path`.
+func openDescriptorCount(ofFile path: String) -> Int {
+    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return descriptors.filter { descriptor in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + descriptor)) == target
+    }.count
+}
+
+/// Runs `sql` in the `sqlite3` shell, in a child process, and waits for it
+/// to exit (bounded). The shell waits up to 5 seconds for locks, and stops
+/// at the first error.
+func runSQLiteShell(path: String, sql: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sqlite3", "-bail", "-cmd", ".timeout 5000", path, sql]
+    let standardError = Pipe()
+    process.standardError = standardError
+    process.standardOutput = FileHandle.nullDevice
+    let exited = Signal()
+    process.terminationHandler = { _ in exited.open() }
+    try process.run()
+    try await exited.wait()
+    let message = String(decoding: standardError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(process.terminationStatus == 0, "sqlite3: \(message)", sourceLocation: sourceLocation)
+}
