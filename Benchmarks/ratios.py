@@ -5,9 +5,10 @@ ratios that the issues set as targets, all from the same run."""
 import re
 import sys
 
+lines = sys.stdin.read().splitlines()
 medians = {}
 name = None
-for line in sys.stdin:
+for line in lines:
     line = line.rstrip()
     if re.match(r"^[A-Za-z][\w.]* .*n=\d+|^[A-Za-z][\w.]+ K=\d+", line):
         name = line.strip()
@@ -51,3 +52,55 @@ for numerator, denominator, target in targets:
         a, b = f"{numerator} n={n}", f"{denominator} n={n}"
         if a in medians and b in medians:
             print(f"| {numerator} / {denominator} | {n} | {medians[a] / medians[b]:.2f} | {target} |")
+
+# ObservationBenchmarks: names without n= (`Observation.<Benchmark>[.<Variant>][.N=<count>].<Library>`),
+# times in microseconds per iteration, p50 and p90.
+observation = {}
+name = None
+for line in lines:
+    if re.match(r"^Observation\.[\w.=]+$", line.strip()):
+        name = line.strip()
+    elif name and "Time (wall clock)" in line:
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        unit = re.search(r"\((\w+)\)", cells[0]).group(1)
+        scale = {"ns": 1e-3, "us": 1, "μs": 1, "ms": 1e3, "s": 1e6}[unit]
+        observation[name] = (float(cells[3]) * scale, float(cells[5]) * scale)
+        name = None
+
+if observation:
+    print()
+    print("| observation benchmark | GRDB p50 (us) | ours p50 (us) | ours / GRDB | GRDB p90 | ours p90 | ours / GRDB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for key in sorted(k[: -len(".GRDB")] for k in observation if k.endswith(".GRDB")):
+        grdb, ours = observation.get(key + ".GRDB"), observation.get(key + ".ReactiveSQLite")
+        if grdb and ours:
+            print(f"| {key} | {grdb[0]:.1f} | {ours[0]:.1f} | {ours[0] / grdb[0]:.2f} "
+                  f"| {grdb[1]:.1f} | {ours[1]:.1f} | {ours[1] / grdb[1]:.2f} |")
+
+    def p50(key):
+        return observation[key][0] if key in observation else None
+
+    def ratio(numerator, denominator):
+        a, b = p50(numerator), p50(denominator)
+        return f"{a / b:.2f}" if a and b else "missing"
+
+    print()
+    print("| observation target | value | target |")
+    print("| --- | ---: | --- |")
+    for kind in ("Queue", "Pool"):
+        latency = f"Observation.Latency.{kind}"
+        for column, index in (("p50", 0), ("p90", 1)):
+            a, b = observation.get(latency + ".ReactiveSQLite"), observation.get(latency + ".GRDB")
+            value = f"{a[index] / b[index]:.2f}" if a and b else "missing"
+            print(f"| latency, {kind.lower()}, {column}: ours / GRDB | {value} | <= 1 |")
+    for kind in ("UpdateUnwatched", "UpdateWatched"):
+        base = "N=0" if kind == "UpdateUnwatched" else "N=1"
+        print(f"| {kind}: ours N=10000 / ours {base} | "
+              f"{ratio(f'Observation.{kind}.N=10000.ReactiveSQLite', f'Observation.{kind}.{base}.ReactiveSQLite')} | <= 1.5 |")
+        print(f"| {kind}: GRDB / ours at N=1000 | "
+              f"{ratio(f'Observation.{kind}.N=1000.GRDB', f'Observation.{kind}.N=1000.ReactiveSQLite')} | >= 20 |")
+    for variant in ("Rows", "OtherTable"):
+        print(f"| Insert10000.{variant}: ours N=1000 / ours N=0 | "
+              f"{ratio(f'Observation.Insert10000.{variant}.N=1000.ReactiveSQLite', f'Observation.Insert10000.{variant}.N=0.ReactiveSQLite')} | <= 1.5 |")
+    print(f"| Start1000: ours / GRDB | "
+          f"{ratio('Observation.Start1000.ReactiveSQLite', 'Observation.Start1000.GRDB')} | <= 1 |")

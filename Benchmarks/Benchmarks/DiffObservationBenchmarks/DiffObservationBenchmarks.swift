@@ -1,0 +1,122 @@
+import Benchmark
+import BenchmarkSupport
+import Dispatch
+import Foundation
+
+// Set differences of a live query, ReactiveSQLite against GRDB 7.10 (the
+// baseline). Each library has its own database file, filled with the same
+// 100 000 rows of `player(id INTEGER PRIMARY KEY, name TEXT NOT NULL,
+// score INTEGER NOT NULL)`, and observes `Player.orderByPrimaryKey()`:
+//
+// - ReactiveSQLite: `ValueObservation.trackingSetDifferences(Player.orderByPrimaryKey())`;
+// - GRDB: `ValueObservation.trackingConstantRegion { try Player.orderByPrimaryKey().fetchAll($0) }`
+//   and a sorted merge of each array with the previous one (by id, `==` on
+//   common ids) on the delivery queue: a refetch and a merge per commit.
+//   Two records: `Decodable` (as ours), and a hand-written `init(row:)`
+//   reading columns by index (GRDB's fastest decoding).
+//
+// One iteration updates the score of one random row in one transaction and
+// waits for the `SetDifference` on the observation's delivery queue: the
+// time from the start of the write (BEGIN, UPDATE, COMMIT: a few
+// microseconds, the files use `synchronous = OFF` so that no fsync blurs the
+// figures) to the delivered difference. Each iteration checks the
+// difference: exactly one updated record, the row written, with its new
+// score.
+//
+// Names put the library last, so that the two run one after the other.
+
+let rowCount = 100_000
+
+/// A directory of this process, removed when it exits.
+let directory: String = {
+    let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("DiffObservationBenchmarks-\(ProcessInfo.processInfo.processIdentifier)").path
+    try? FileManager.default.removeItem(atPath: path)
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: directory) }
+    return path
+}()
+
+/// A running observation of set differences, and the writes that feed it.
+protocol DiffFixture: AnyObject {
+    /// Sets the score of a row in one transaction and waits for the
+    /// difference the observation delivers.
+    func update(id: Int64, score: Int) throws -> UpdatedRecords
+}
+
+/// What a delivered difference says: its counts, and the id and score of
+/// its first updated record.
+struct UpdatedRecords: Equatable {
+    var insertedCount: Int
+    var updatedCount: Int
+    var deletedCount: Int
+    var firstUpdated: (id: Int64, score: Int)?
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.insertedCount == rhs.insertedCount && lhs.updatedCount == rhs.updatedCount
+            && lhs.deletedCount == rhs.deletedCount && lhs.firstUpdated?.id == rhs.firstUpdated?.id
+            && lhs.firstUpdated?.score == rhs.firstUpdated?.score
+    }
+}
+
+/// The observations, started on first use (outside measurements).
+nonisolated(unsafe) let reactiveSQLiteFixture: any DiffFixture = try! ReactiveSQLiteDiffFixture(
+    path: directory + "/reactivesqlite.sqlite", rowCount: rowCount)
+nonisolated(unsafe) let reactiveSQLiteDecodingFixture: any DiffFixture = try! ReactiveSQLiteDecodingDiffFixture(
+    path: directory + "/reactivesqlite-decoding.sqlite", rowCount: rowCount)
+nonisolated(unsafe) let grdbFixture: any DiffFixture = try! GRDBDiffFixture<GRDBPlayer>(
+    path: directory + "/grdb.sqlite", rowCount: rowCount)
+nonisolated(unsafe) let grdbRowFixture: any DiffFixture = try! GRDBDiffFixture<GRDBRowPlayer>(
+    path: directory + "/grdb-row.sqlite", rowCount: rowCount)
+
+/// The rows to update and their new scores: seeded, the same in every run.
+/// Scores are above the initial ones (0 ..< 1000) and never repeat, so that
+/// each update changes its row.
+final class Updates: @unchecked Sendable {  // Used by one benchmark thread at a time.
+    private var random = SplitMix64(seed: 0xD1FF_0B5E)
+    private var nextScore = 1_000
+
+    func next() -> (id: Int64, score: Int) {
+        nextScore += 1
+        return (Int64.random(in: 1...Int64(rowCount), using: &random), nextScore)
+    }
+}
+
+@inline(never)
+func check(_ actual: UpdatedRecords, id: Int64, score: Int, _ name: String) {
+    let expected = UpdatedRecords(insertedCount: 0, updatedCount: 1, deletedCount: 0, firstUpdated: (id, score))
+    precondition(actual == expected, "\(name): \(actual), expected \(expected)")
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock],
+        timeUnits: .microseconds,
+        warmupIterations: 3,
+        maxDuration: .seconds(5),
+        maxIterations: 200
+    )
+    let fixtures: [(name: String, fixture: @Sendable () -> any DiffFixture)] = [
+        ("ReactiveSQLite", { reactiveSQLiteFixture }),
+        ("GRDB", { grdbFixture }),
+        // The same baseline with GRDB's fastest record decoding.
+        ("GRDBRowDecoding", { grdbRowFixture }),
+        // Not the target: `trackingAll(...).setDifferences()`, which
+        // decodes every row at each commit, for comparison.
+        ("ReactiveSQLiteDecodingAll", { reactiveSQLiteDecodingFixture }),
+    ]
+    for (library, fixture) in fixtures {
+        let name = "DiffObservation.OneRowUpdate.\(library) n=\(rowCount)"
+        let updates = Updates()
+        Benchmark(name, configuration: configuration) { benchmark in
+            let fixture = fixture()
+            let (id, score) = updates.next()
+            benchmark.startMeasurement()
+            let difference = try fixture.update(id: id, score: score)
+            benchmark.stopMeasurement()
+            check(difference, id: id, score: score, name)
+        } setup: {
+            _ = fixture()
+        }
+    }
+}

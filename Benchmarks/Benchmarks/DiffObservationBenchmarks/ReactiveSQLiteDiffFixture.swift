@@ -1,0 +1,79 @@
+import Differences
+import Dispatch
+import Foundation
+import ReactiveSQLite
+
+/// The observed record, decoded by ReactiveSQLite's `Decodable` support.
+struct ReactiveSQLitePlayer: Decodable, FetchableRecord, TableRecord, Identifiable, Equatable, Sendable {
+    static let databaseTableName = "player"
+    var id: Int64
+    var name: String
+    var score: Int
+}
+
+/// A database queue and a running observation of its set differences,
+/// delivered on a queue of its own, where `update` waits for them.
+///
+/// `@unchecked Sendable`: `latest` is written on `deliveryQueue` before
+/// `delivered` is signalled, and read by `update` after waiting for it.
+class ReactiveSQLiteFixtureBase: @unchecked Sendable {
+    let dbQueue: DatabaseQueue
+    let deliveryQueue = DispatchQueue(label: "DiffObservationBenchmarks.ReactiveSQLite")
+    let delivered = DispatchSemaphore(value: 0)
+    var latest: UpdatedRecords?
+    var cancellable: AnyDatabaseCancellable?
+
+    init(path: String, rowCount: Int) throws {
+        dbQueue = try DatabaseQueue(path: path)
+        try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
+        try dbQueue.write { db in
+            try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
+            let statement = try db.cachedStatement(sql: "INSERT INTO player (id, name, score) VALUES (?, ?, ?)")
+            for id in 1...rowCount {
+                try statement.execute(arguments: [id, "Player \(id)", id % 1000])
+            }
+        }
+    }
+
+    /// Starts `observation` and waits for its first difference.
+    func start(_ observation: ValueObservation<SetDifference<ReactiveSQLitePlayer>>) {
+        cancellable = observation.start(
+            in: dbQueue, scheduling: .async(onQueue: deliveryQueue),
+            onError: { error in fatalError("observation failed: \(error)") },
+            onChange: { [unowned self] difference in
+                latest = UpdatedRecords(
+                    insertedCount: difference.inserted.count, updatedCount: difference.updated.count,
+                    deletedCount: difference.deleted.count, firstUpdated: difference.updated.first.map { ($0.id, $0.score) })
+                delivered.signal()
+            })
+        delivered.wait()
+    }
+}
+
+extension ReactiveSQLiteFixtureBase: DiffFixture {
+    @inline(never)
+    func update(id: Int64, score: Int) throws -> UpdatedRecords {
+        try dbQueue.write { db in
+            try db.execute(sql: "UPDATE player SET score = ? WHERE id = ?", arguments: [score, id])
+        }
+        delivered.wait()
+        return latest!
+    }
+}
+
+/// `ValueObservation.trackingSetDifferences(Player.orderByPrimaryKey())`.
+final class ReactiveSQLiteDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sendable {
+    override init(path: String, rowCount: Int) throws {
+        try super.init(path: path, rowCount: rowCount)
+        start(ValueObservation.trackingSetDifferences(ReactiveSQLitePlayer.orderByPrimaryKey()))
+    }
+}
+
+/// `ValueObservation.trackingAll(Player.orderByPrimaryKey()).setDifferences()`:
+/// every row decoded at each commit, then the scanner.
+final class ReactiveSQLiteDecodingDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sendable {
+    override init(path: String, rowCount: Int) throws {
+        try super.init(path: path, rowCount: rowCount)
+        start(ValueObservation.trackingAll(ReactiveSQLitePlayer.orderByPrimaryKey()).setDifferences())
+    }
+}

@@ -1,0 +1,101 @@
+import Dispatch
+import ReactiveSQLite
+
+struct ReactiveSQLitePlayer: Decodable, FetchableRecord, TableRecord {
+    static let databaseTableName = "player"
+    var id: Int64
+    var name: String
+    var score: Int
+}
+
+struct ReactiveSQLiteTeam: Decodable, FetchableRecord, TableRecord {
+    static let databaseTableName = "team"
+    var id: Int64
+    var name: String
+}
+
+extension ReactiveSQLite.AnyDatabaseCancellable: BenchmarkCancellable {}
+
+/// The observation benchmarks through ReactiveSQLite.
+final class ReactiveSQLiteObservationStore: ObservationStore {
+    let writer: any DatabaseWriter
+    /// Where every observation of the store delivers its values.
+    let deliveryQueue = DispatchQueue(label: "ReactiveSQLiteObservationStore.delivery")
+
+    init(path: String, kind: StoreKind) throws {
+        switch kind {
+        case .queue:
+            writer = try DatabaseQueue(path: path)
+            try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        case .pool:
+            writer = try DatabasePool(path: path)
+        }
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        try writer.write { db in try db.execute(sql: ObservationInputs.createTablesSQL) }
+    }
+
+    func fill(playerCount: Int, teamCount: Int) throws {
+        try writer.write { db in
+            let players = try db.cachedStatement(sql: ObservationInputs.insertPlayerSQL)
+            for id in 0..<Int64(playerCount) {
+                try players.execute(arguments: [id + 1])
+            }
+            let teams = try db.cachedStatement(sql: ObservationInputs.insertTeamSQL)
+            for id in 0..<Int64(teamCount) {
+                try teams.execute(arguments: [id + 1])
+            }
+        }
+    }
+
+    func observePlayerCount(_ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
+        ValueObservation.trackingCount(ReactiveSQLitePlayer.all())
+            .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { count in
+                onChange(count)
+            }
+    }
+
+    func observePlayer(id: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
+        ValueObservation.trackingOne(ReactiveSQLitePlayer.filter(key: id))
+            .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { player in
+                onChange(player?.score ?? -1)
+            }
+    }
+
+    func observeTeam(id: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
+        ValueObservation.trackingOne(ReactiveSQLiteTeam.filter(key: id))
+            .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { team in
+                onChange(team == nil ? -1 : 0)
+            }
+    }
+
+    func insertPlayer() throws {
+        try writer.write { db in
+            try db.cachedStatement(sql: ObservationInputs.insertPlayerSQL).execute(arguments: [nil as Int64?])
+        }
+    }
+
+    func incrementScore(id: Int64) throws {
+        try writer.write { db in
+            try db.cachedStatement(sql: ObservationInputs.incrementScoreSQL).execute(arguments: [id])
+        }
+    }
+
+    func insertPlayers(_ ids: ClosedRange<Int64>) throws {
+        try writer.write { db in
+            let statement = try db.cachedStatement(sql: ObservationInputs.insertPlayerSQL)
+            for id in ids {
+                try statement.execute(arguments: [id])
+            }
+        }
+    }
+
+    func deletePlayers(after id: Int64) throws {
+        try writer.write { db in
+            try db.cachedStatement(sql: ObservationInputs.deletePlayersSQL).execute(arguments: [id])
+        }
+    }
+
+    func barrier() throws {
+        try writer.writeWithoutTransaction { _ in }
+    }
+}
