@@ -99,6 +99,17 @@ struct BadInputTests {
         #expect(watch.errorText.contains("\(database.path) was replaced by another file while watched"))
     }
 
+    @Test func aQueryThatASchemaChangeBroke() async throws {
+        let database = try await WatchedDatabase.players()
+        let watch = try database.watch("SELECT * FROM player")
+        try await watch.waitForOutput(containing: "(3 rows)")
+        try await database.execute("DROP TABLE player")
+        #expect(try await watch.waitForExit() == .exit(2))
+        #expect(watch.errorText.contains("sqlite-watch: error: the query failed: no such table: player"))
+        #expect(watch.errorText.contains("SQL: SELECT * FROM player"))
+        #expect(!watch.errorText.contains("Fatal error"))
+    }
+
     @Test func aLockedDatabaseIsWaitedFor() async throws {
         let database = try await WatchedDatabase.players()
         // A writer in another process holds the lock until the test says so.

@@ -36,6 +36,16 @@ struct DemoTests {
         try expectCleanedUp(demo.errorText)
     }
 
+    /// A closed terminal hangs up the demo: it still removes its files
+    /// and its child.
+    @Test func aHangUpStopsTheDemoCleanly() async throws {
+        let demo = try ChildProcess(try Executables.sqliteWatch(), ["--format", "json"])
+        try await demo.waitForOutput(containing: "{\"rows\":")
+        demo.signal(SIGHUP)
+        #expect(try await demo.waitForExit() == .exit(0))
+        try expectCleanedUp(demo.errorText)
+    }
+
     @Test func ctrlCStopsTheDemoCleanly() async throws {
         let demo = try ChildProcess(try Executables.sqliteWatch(), ["--format", "json"])
         try await demo.waitForOutput(containing: "{\"rows\":")

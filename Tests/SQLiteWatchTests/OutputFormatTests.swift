@@ -31,6 +31,40 @@ struct OutputFormatTests {
         #expect(inserted[8]["v"] as? String == "say \"hi\"\ntab\t\\\u{1B}[31m")
     }
 
+    /// Repeated column names get numbered JSON keys that no other column
+    /// takes, so that every value of a row is a member of its object.
+    @Test func jsonKeysOfRepeatedColumnNamesAreUnique() async throws {
+        let database = try await WatchedDatabase("CREATE TABLE t (a)")
+        let watch = try database.watch(
+            #"SELECT 1 AS id, 2 AS id, 3 AS "id:2", 4 AS id FROM t"#, "--format", "json", "--count", "1")
+        try await watch.waitForOutput(containing: "{\"rows\":[]}")
+        try await database.execute("INSERT INTO t VALUES (1)")
+        #expect(try await watch.waitForExit() == .exit(0))
+        let line = try #require(watch.outputText.lines.last)
+        #expect(line.hasPrefix(#"{"inserted":[{"id":1,"id:2":2,"id:2:2":3,"id:3":4}]"#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect((object["inserted"] as? [[String: Any]])?.first?.count == 4)
+    }
+
+    /// Column names are chosen by the query: their control characters are
+    /// escaped like those of values.
+    @Test func tablesEscapeControlCharactersOfColumnNames() async throws {
+        let database = try await WatchedDatabase("CREATE TABLE t (a)")
+        let watch = try database.watch(
+            "SELECT 1 AS \"x\ny\", 2 AS \"\u{1B}[31mred\" FROM t", "--color", "never", "--count", "1")
+        try await watch.waitForOutput(containing: "(no rows)")
+        try await database.execute("INSERT INTO t VALUES (1)")
+        #expect(try await watch.waitForExit() == .exit(0))
+        #expect(watch.outputText.hasPrefix("""
+            +------+---------------+
+            | x\\ny | \\u{1B}[31mred |
+            +------+---------------+
+            (no rows)
+            """))
+        #expect(!watch.outputText.contains("\u{1B}"))
+        #expect(watch.outputText.contains("| change   | x\\ny | \\u{1B}[31mred |"))
+    }
+
     @Test func tablesEscapeControlCharactersAndAbbreviateLongBlobs() async throws {
         let database = try await WatchedDatabase("""
             CREATE TABLE value (id INTEGER PRIMARY KEY, v);

@@ -93,6 +93,18 @@ import Testing
         return result
     }
 
+    /// Ids come from the database: two rows with the same id fail the
+    /// observation, with an error rather than a trap.
+    @Test(arguments: DatabaseKind.allCases)
+    func duplicateIDsFailTheObservation(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: Self.schemaSQL + """
+            INSERT INTO player (id, name, score) VALUES (1, 'Arthur', 10);
+            """)
+        let join = SQLRequest<Ranked>(sql: "SELECT p1.* FROM player p1, player p2, (SELECT 1 UNION ALL SELECT 2)")
+        let error = try await firstError(of: ValueObservation.trackingAll(join).orderedDifferences(), in: test.writer)
+        #expect((error as? DatabaseError)?.message?.hasPrefix("two elements have the same id (1)") == true)
+    }
+
     /// Thousands of random score changes, insertions and deletions, one
     /// transaction each, seeded: applying each delivered difference to the
     /// previously delivered elements gives the new elements, and the last

@@ -428,6 +428,37 @@ import Testing
         ])
     }
 
+    /// A schema change that gives the table another primary key makes old
+    /// and new keys incomparable: every old record is deleted and every
+    /// row inserted, once; then diffs go on with the new key.
+    @Test(arguments: DatabaseKind.allCases)
+    func aNewPrimaryKeyDeletesAndInsertsEveryRecordOnce(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL)
+        let values = try await recordValues(
+            of: ValueObservation.trackingSetDifferences(Person.all()), in: test.writer,
+            steps: [
+                // A compound key: keys of another length.
+                """
+                DROP TABLE player;
+                CREATE TABLE player (id INTEGER NOT NULL, name TEXT NOT NULL, PRIMARY KEY (id, name));
+                INSERT INTO player (id, name) VALUES (1, 'Arthur'), (2, 'Barbara');
+                """,
+                "UPDATE player SET name = 'Craig' WHERE id = 2",
+                // A key of one other column, whose values equal the old keys'.
+                """
+                DROP TABLE player;
+                CREATE TABLE player (id INTEGER NOT NULL, name TEXT PRIMARY KEY);
+                INSERT INTO player (id, name) VALUES (1, '1');
+                """,
+            ])
+        #expect(values.map(describe) == [
+            "Arthur:0 | - | -",
+            "Arthur:0, Barbara:0 | - | Arthur:0",
+            "Craig:0 | - | Barbara:0",
+            "1:0 | - | Arthur:0, Craig:0",
+        ])
+    }
+
     // MARK: - Errors
 
     @Test(arguments: DatabaseKind.allCases)

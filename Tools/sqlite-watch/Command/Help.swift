@@ -48,7 +48,7 @@ enum Help {
         is retried until the lock is released.
 
         EXIT STATUS:
-          0   --count changes printed; Ctrl-C (SIGINT) or SIGTERM; output closed
+          0   --count changes printed; Ctrl-C (SIGINT), SIGTERM or SIGHUP; output closed
           1   no such file (it is never created), not a database, unreadable file,
               file deleted or replaced while watched
           2   invalid SQL (SQLite's message and the SQL are printed), not a read,

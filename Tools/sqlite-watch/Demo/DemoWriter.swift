@@ -3,17 +3,19 @@ import ReactiveSQLite
 
 /// The demo's writer, in the child process (`sqlite-watch --demo-writer
 /// PATH`, a hidden option): it changes the leaderboard a few times per
-/// second until its parent stops it (SIGTERM) or exits.
+/// second until its parent stops it (SIGKILL) or exits.
 enum DemoWriter {
     static func run(path: String) -> Never {
-        // Ctrl-C reaches the whole process group: the parent decides when
-        // the writer stops, after it printed its last change. Other signals
-        // get their default action, whatever the parent blocked.
+        // Ctrl-C, and the hang-up of a closed terminal, reach the whole
+        // process group: the parent decides when the writer stops, after it
+        // printed its last change. Other signals get their default action,
+        // whatever the parent blocked.
         var signals = sigset_t()
         sigemptyset(&signals)
         sigprocmask(SIG_SETMASK, &signals, nil)
         signal(SIGTERM, SIG_DFL)
         signal(SIGINT, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
         let parent = getppid()
         var configuration = Configuration()
         configuration.label = "sqlite-watch.demo-writer"

@@ -1,7 +1,8 @@
 /// The exit statuses of `sqlite-watch`, as `--help` documents them.
 enum ExitStatus: Int32 {
     /// The requested number of changes was printed, or the user pressed
-    /// Ctrl-C (SIGINT) or sent SIGTERM, or the reader of the output went away.
+    /// Ctrl-C (SIGINT) or sent SIGTERM, the terminal closed (SIGHUP), or the
+    /// reader of the output went away.
     case success = 0
     /// The database file is missing, is not a database, cannot be read, or
     /// was deleted or replaced while watched.

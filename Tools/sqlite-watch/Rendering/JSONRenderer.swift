@@ -12,7 +12,7 @@ import ReactiveSQLite
 ///   query's columns change.
 /// - `inserted`, `updated`, `deleted`: the rows of one change, as objects
 ///   keyed by column name (a repeated column name gets a suffix: `id`,
-///   `id:2`), updated rows with their new values.
+///   `id:2`, see `objectKeys`), updated rows with their new values.
 /// - `previous`: for each updated row, at the same index, the old values of
 ///   the columns that changed: its keys are the changed columns.
 /// - `moved` (with `--ordered` only): `{"from":3,"to":1,"row":{...}}`, with
@@ -64,13 +64,21 @@ struct JSONRenderer: ResultRenderer {
     }
 
     /// Unique object keys for the columns: the second column named `id`
-    /// becomes `id:2`, the third `id:3`.
+    /// becomes `id:2`, the third `id:3`, skipping keys already taken (by a
+    /// column named `id:2`), so that no member of an object hides another.
     static func objectKeys(_ columnNames: [String]) -> [String] {
         var counts: [String: Int] = [:]
+        var taken = Set<String>()
         return columnNames.map { name in
-            let count = counts[name, default: 0] + 1
+            var count = counts[name, default: 0] + 1
+            var key = count == 1 ? name : "\(name):\(count)"
+            while taken.contains(key) {
+                count += 1
+                key = "\(name):\(count)"
+            }
             counts[name] = count
-            return count == 1 ? name : "\(name):\(count)"
+            taken.insert(key)
+            return key
         }
     }
 }

@@ -43,7 +43,7 @@ struct TableRenderer: ResultRenderer {
     }
 
     func initialResult(columnNames: [String], rows: [Row]) -> String {
-        var table = TextTable(headers: columnNames, rightAligned: Self.numericColumns(columnNames.count, rows: rows))
+        var table = TextTable(headers: Self.headers(columnNames), rightAligned: Self.numericColumns(columnNames.count, rows: rows))
         table.rows = rows.map { row in row.databaseValues.map(valueCell) }
         let count = rows.count == 1 ? "(1 row)" : rows.isEmpty ? "(no rows)" : "(\(rows.count) rows)"
         return table.render(with: painter) + count + "\n"
@@ -58,7 +58,7 @@ struct TableRenderer: ResultRenderer {
         let leadingHeaders = isOrdered ? ["change", "position"] : ["change"]
         let numeric = Self.numericColumns(columnNames.count, rows: lines.map(\.row) + lines.compactMap(\.previous))
         var table = TextTable(
-            headers: leadingHeaders + columnNames,
+            headers: leadingHeaders + Self.headers(columnNames),
             rightAligned: Array(repeating: false, count: leadingHeaders.count) + numeric)
         table.rows = lines.map(cells)
         let time = timeFormatter.string(from: Date())
@@ -131,6 +131,12 @@ struct TableRenderer: ResultRenderer {
 
     private func valueCell(_ value: DatabaseValue) -> TextTable.Cell {
         TextTable.Cell(ValueText.table(value), value.isNull ? .faint : .plain)
+    }
+
+    /// The column names as headers: control characters escaped, as in
+    /// values, so that a name cannot break a line or color the terminal.
+    private static func headers(_ columnNames: [String]) -> [String] {
+        columnNames.map(ValueText.escapingControlCharacters)
     }
 
     /// The columns whose values are all numbers or NULL, aligned to the right.

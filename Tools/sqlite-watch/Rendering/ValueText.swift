@@ -78,7 +78,9 @@ enum ValueText {
         return String(real)
     }
 
-    private static func escapingControlCharacters(_ text: String) -> String {
+    /// The text with its control characters escaped, as in tables: `\n`,
+    /// `\t`, `\u{1B}`. Also for column names, which a query chooses.
+    static func escapingControlCharacters(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {

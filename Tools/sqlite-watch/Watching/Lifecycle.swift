@@ -32,15 +32,16 @@ enum Lifecycle {
         exit(error.status)
     }
 
-    /// Makes Ctrl-C (SIGINT) and SIGTERM end the process cleanly, with
-    /// status 0, and ignores SIGPIPE (a closed output is seen as `EPIPE`).
+    /// Makes Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed) end
+    /// the process cleanly, with status 0, and ignores SIGPIPE (a closed
+    /// output is seen as `EPIPE`).
     ///
     /// The signals are ignored as signals, and delivered as events on the
     /// main queue by dispatch sources: the exit runs as ordinary code, not
     /// inside a signal handler.
     static func handleTerminationSignals() {
         signal(SIGPIPE, SIG_IGN)
-        for signalNumber in [SIGINT, SIGTERM] {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
             source.setEventHandler {

@@ -49,6 +49,16 @@ final class KeyedRows: Sendable {
         return Row(layout: recordLayout, values: Array(rows[row].prefix(recordLayout.columnNames.count)))
     }
 
+    /// Whether these rows and `other` are keyed by the same columns (ASCII
+    /// case-insensitive names), so that their keys compare. Not so after a
+    /// schema change that gave the table another primary key.
+    func hasSameKey(as other: KeyedRows) -> Bool {
+        keyIndices.count == other.keyIndices.count
+            && zip(keyIndices, other.keyIndices).allSatisfy { index, otherIndex in
+                layout.columnNames[index].asciiLowercased == other.layout.columnNames[otherIndex].asciiLowercased
+            }
+    }
+
     /// Whether these rows and `other` have the same columns, so that equal
     /// values mean equal rows.
     func hasSameColumns(as other: KeyedRows) -> Bool {

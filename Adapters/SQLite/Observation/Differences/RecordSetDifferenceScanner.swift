@@ -154,6 +154,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         // reported updated when their key persists.
         var incomparable: [Bool] = []
         if let snapshot {
+            guard new.hasSameKey(as: snapshot) else { return try replaceAll(with: new) }
             oldRows = snapshot.rows
             oldRecords = records
             oldKeyIndices = snapshot.keyIndices
@@ -207,6 +208,18 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         replaceSnapshot(with: new)
         records = nextRecords
         initialRecords = []
+        return difference
+    }
+
+    /// The diff to rows keyed by other columns than the kept rows (the
+    /// table got another primary key): keys do not compare, so every kept
+    /// record is deleted and every row inserted.
+    private mutating func replaceAll(with new: KeyedRows) throws -> SetDifference<Record> {
+        var difference = SetDifference<Record>()
+        difference.inserted = try (0..<new.rows.count).map { try Record(row: new.recordRow($0)) }
+        difference.deleted = records
+        replaceSnapshot(with: new)
+        records = difference.inserted
         return difference
     }
 

@@ -23,8 +23,11 @@ extension ValueObservation {
     /// are no elements. Scheduling, cancellation, errors and `values(in:)`
     /// are those of this observation.
     ///
+    /// The observation fails (`onError`, or the error of `values(in:)`)
+    /// with a `DatabaseError` when an id appears twice in one value (rows
+    /// of a join, or ids that are not a unique column of the database).
+    ///
     /// - Returns: An observation of ``ElementsWithDifference`` values.
-    /// - Precondition: No id appears twice in one value.
     /// - Complexity: O(n + m + k log k) per value, where n and m are the
     ///   numbers of previous and new elements and k the number of common
     ///   elements (k log k only when some moved).
@@ -37,11 +40,24 @@ extension ValueObservation {
             return { fetched in
                 guard let value = try reduce(fetched) else { return nil }
                 let elements = Array(value)
+                try Self.checkUniqueIDs(of: elements)
                 let difference = OrderedDifference(from: previous, to: elements)
                 if difference.isEmpty { return nil }
                 previous = elements
                 return ElementsWithDifference(elements: elements, difference: difference)
             }
+        }
+    }
+
+    /// Throws when two elements have the same id: `OrderedDifference`
+    /// requires unique ids, and duplicates can come from the database.
+    private static func checkUniqueIDs<Element: Identifiable>(of elements: [Element]) throws {
+        var ids = Set<Element.ID>(minimumCapacity: elements.count)
+        for element in elements where !ids.insert(element.id).inserted {
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE,
+                message: "two elements have the same id (\(element.id)): ordered differences need one element "
+                    + "per id (a join, or an id that is not a unique column)")
         }
     }
 }
