@@ -18,8 +18,10 @@ import ReactiveSQLite
 /// - With demand outstanding, a value is delivered when the observation
 ///   delivers it, on its scheduler's queue. Without demand, the newest value
 ///   is kept (it replaces an older kept one: one value at most, never an
-///   unbounded buffer), and delivered by the `request(_:)` call that brings
-///   demand, on the caller's thread. The last state is never lost.
+///   unbounded buffer), and delivered once demand comes, on the scheduler's
+///   queue too (see `ValueObservationScheduler.runOnDeliveryQueue(_:)`):
+///   synchronously by the `request(_:)` call that brings demand when it is
+///   made there, else asynchronously. The last state is never lost.
 /// - A completion (failure, or the end of a record) needs no demand. A
 ///   value kept for lack of demand is delivered first when demand allows,
 ///   else dropped: the completion is newer.
@@ -64,9 +66,12 @@ where Downstream.Failure == any Error, Downstream.Input: Sendable {
 
     private let condition = NSCondition()
     private var state: State
+    /// Where values are delivered, a kept value included.
+    private let scheduler: ValueObservationScheduler
 
-    init(downstream: Downstream) {
+    init(downstream: Downstream, scheduler: ValueObservationScheduler) {
         state = State(downstream: downstream)
+        self.scheduler = scheduler
     }
 
     /// Starts the observation with `start`, unless the subscription was
@@ -97,8 +102,8 @@ where Downstream.Failure == any Error, Downstream.Input: Sendable {
 
     // MARK: - Subscription
 
-    /// Adds demand; delivers the kept value, if any, on the caller's thread.
-    /// A demand of `.none` does nothing.
+    /// Adds demand; delivers the kept value, if any, on the scheduler's
+    /// queue. A demand of `.none` does nothing.
     func request(_ demand: Subscribers.Demand) {
         condition.lock()
         guard state.downstream != nil else {
@@ -106,6 +111,19 @@ where Downstream.Failure == any Error, Downstream.Input: Sendable {
             return
         }
         state.demand += demand
+        // A delivery under way (this one, re-entered, or one on the
+        // scheduler's queue) picks up the new demand.
+        guard state.pendingValue != nil, state.demand > 0, state.deliveringThread == nil else {
+            condition.unlock()
+            return
+        }
+        condition.unlock()
+        scheduler.runOnDeliveryQueue { [weak self] in self?.deliverPendingValue() }
+    }
+
+    /// Delivers the kept value, if demand still allows.
+    private func deliverPendingValue() {
+        condition.lock()
         drainAndUnlock()
     }
 

@@ -56,7 +56,7 @@ extension DatabasePublishers {
 
         /// Starts a run of the observation for `subscriber`.
         public func receive<S: Subscriber & SendableMetatype>(subscriber: S) where S.Input == Output, S.Failure == any Error {
-            let subscription = ObservationSubscription(downstream: subscriber)
+            let subscription = ObservationSubscription(downstream: subscriber, scheduler: scheduler)
             subscriber.receive(subscription: subscription)
             let observation = self.observation, reader = self.reader, scheduler = self.scheduler
             subscription.start { events in

@@ -28,10 +28,13 @@ extension ValueObservation {
     /// Demand is honoured: with demand outstanding, each value is delivered
     /// on the scheduler's queue. Without demand, the newest value is kept
     /// (one at most: never an unbounded buffer), and delivered as soon as
-    /// demand comes, by the `request(_:)` call that brings it; intermediate
-    /// values are dropped, never the last one. With `.immediate`, a
-    /// subscriber that requests demand when it receives the subscription
-    /// (as `sink` does) gets the first value during `subscribe`.
+    /// demand comes, on the scheduler's queue too: asynchronously, or during
+    /// the `request(_:)` call that brings demand when it is made there (on
+    /// the main thread with `.immediate`; anywhere with `.task`, whose
+    /// queue is the observation's own). Intermediate values are dropped,
+    /// never the last one. With `.immediate`, a subscriber that requests
+    /// demand when it receives the subscription (as `sink` does) gets the
+    /// first value during `subscribe`.
     ///
     /// - Parameters:
     ///   - reader: A `DatabaseQueue` or a `DatabasePool`.
@@ -60,7 +63,7 @@ extension DatabasePublishers {
 
         /// Starts a run of the observation for `subscriber`.
         public func receive<S: Subscriber & SendableMetatype>(subscriber: S) where S.Input == Output, S.Failure == any Error {
-            let subscription = ObservationSubscription(downstream: subscriber)
+            let subscription = ObservationSubscription(downstream: subscriber, scheduler: scheduler)
             subscriber.receive(subscription: subscription)
             let observation = self.observation, reader = self.reader, scheduler = self.scheduler
             subscription.start { events in

@@ -15,11 +15,13 @@ import GRDB
 enum RawValueComparison {
     /// Three-way comparison in SQLite's `BINARY` order: negative, zero,
     /// positive. Numbers compare exactly (an integer above 2^53 is never
-    /// rounded to a Double), texts by UTF-8 bytes, blobs by bytes.
+    /// rounded to a Double), texts by UTF-8 bytes, blobs by bytes. A real
+    /// NaN compares as the NULL that SQLite stores for it.
     ///
     /// - Complexity: O(n) for texts and blobs, where n is their byte count.
     static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
-        switch (lhs.storage, rhs.storage) {
+        let lhs = storedStorage(lhs), rhs = storedStorage(rhs)
+        switch (lhs, rhs) {
         case (.int64(let l), .int64(let r)):
             return l < r ? -1 : (l == r ? 0 : 1)
         case (.string(let l), .string(let r)):
@@ -40,7 +42,7 @@ enum RawValueComparison {
 
     /// Hashes a raw value consistently with `compare(_:_:) == 0`.
     static func hash(_ value: DatabaseValue, into hasher: inout Hasher) {
-        switch value.storage {
+        switch storedStorage(value) {
         case .null:
             hasher.combine(0 as UInt8)
         case .int64(let value):
@@ -62,8 +64,19 @@ enum RawValueComparison {
         }
     }
 
-    private static func storageClassRank(_ value: DatabaseValue) -> Int {
-        switch value.storage {
+    /// The storage of `value` as SQLite stores it: a real NaN is NULL.
+    ///
+    /// SQLite never returns a NaN, but GRDB keeps it in the values that a
+    /// record encodes (an initial record of `trackingSetDifferences`), and
+    /// comparing a NaN with an integer would trap on the conversion to
+    /// `Int64`.
+    private static func storedStorage(_ value: DatabaseValue) -> DatabaseValue.Storage {
+        if case .double(let real) = value.storage, real.isNaN { return .null }
+        return value.storage
+    }
+
+    private static func storageClassRank(_ storage: DatabaseValue.Storage) -> Int {
+        switch storage {
         case .null: 0
         case .int64, .double: 1
         case .string: 2

@@ -1,6 +1,7 @@
 import Differences
 import GRDB
 import GRDBDifferences
+import TestSupport
 import Testing
 
 /// What the data can get wrong ends the observation with a thrown error,

@@ -1,6 +1,7 @@
 import Differences
 import GRDB
 import GRDBDifferences
+import TestSupport
 import Testing
 
 /// How the operators behave as GRDB observations: the first difference,

@@ -1,6 +1,7 @@
 import Differences
 import GRDB
 import GRDBDifferences
+import TestSupport
 import Testing
 
 /// The set-difference scenario of the diff observations issue, run through

@@ -2,6 +2,7 @@ import Differences
 import Foundation
 import GRDB
 import GRDBDifferences
+import TestSupport
 import Testing
 
 /// `trackingSetDifferences` identifies records by the primary key of their
@@ -331,6 +332,51 @@ import Testing
             DifferenceSummary(inserted: ["Craig 0"], updated: ["Barbara 4"], deleted: ["Dave 7"]),
             DifferenceSummary(updated: ["Art 6"]),
         ])
+    }
+
+    /// A reading whose value may be NaN, which SQLite stores as NULL.
+    struct Reading: FetchableRecord, PersistableRecord, Sendable {
+        static let databaseTableName = "reading"
+        var id: Int64
+        var value: Double?
+
+        init(id: Int64, value: Double?) {
+            self.id = id
+            self.value = value
+        }
+
+        init(row: Row) {
+            id = row["id"]
+            value = row["value"]
+        }
+
+        func encode(to container: inout PersistenceContainer) {
+            container["id"] = id
+            container["value"] = value
+        }
+
+        var label: String { "\(id) \(value.map { "\($0)" } ?? "NULL")" }
+    }
+
+    /// An initial record may encode a NaN (GRDB keeps it; SQLite stores
+    /// NULL): it compares as NULL, with a NULL, an integer (a column without
+    /// affinity keeps integers) or a real, and never traps.
+    @Test(arguments: GRDBDatabaseKind.allCases)
+    func initialRecordsWithNaNCompareAsNULL(kind: GRDBDatabaseKind) async throws {
+        let test = try kind.make(sql: """
+            CREATE TABLE reading (id INTEGER PRIMARY KEY, value);
+            INSERT INTO reading VALUES (1, NULL), (2, 5), (3, 2.5);
+            """)
+        let recorder = Recorder<SetDifference<Reading>>()
+        let cancellable = ValueObservation
+            .trackingSetDifferences(
+                Reading.all(), initialRecords: [1, 2, 3].map { Reading(id: $0, value: .nan) })
+            .record(in: test.writer, into: recorder)
+        defer { cancellable.cancel() }
+        let difference = try #require(try await recorder.wait(for: 1).first)
+        #expect(difference.inserted.isEmpty)
+        #expect(difference.updated.map(\.label) == ["2 5.0", "3 2.5"])
+        #expect(difference.deleted.isEmpty)
     }
 
     @Test func initialRecordsWithoutTheirKeyFailTheObservation() async throws {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ReactiveSQLite
 import ReactiveSQLiteCombine
+import TestSupport
 import Testing
 
 /// `ValueObservation.publisher(in:scheduling:)`: the scenarios of the
@@ -129,11 +130,12 @@ import Testing
 
     /// Without demand nothing is delivered, and only the newest value is
     /// kept: the first request after many commits gets a recent value, not
-    /// the oldest, and the last state follows.
+    /// the oldest, and the last state follows. The kept value is delivered
+    /// on the scheduler's queue, although demand comes from another thread.
     @Test(arguments: DatabaseKind.allCases)
     func withoutDemandOnlyTheNewestValueIsKept(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
-        let (queue, _) = makeDeliveryQueue()
+        let (queue, label) = makeDeliveryQueue()
         let reduced = Recorder<Int>()
         let subscriber = RecordingSubscriber<Int>(initialDemand: .none)
         playerCount
@@ -162,6 +164,45 @@ import Testing
         subscriber.request(.unlimited)
         let values = try await subscriber.events.wait { $0.values.last == 21 }.values
         #expect(values == [20, 21] || values == [21])
+        #expect(subscriber.deliveryQueueLabels.value.allSatisfy { $0 == label })
+    }
+
+    /// A request made with no demand outstanding delivers nothing: a kept
+    /// value waits for a real demand.
+    @Test func aRequestOfNoDemandDeliversNothing() async throws {
+        let test = try DatabaseKind.inMemoryQueue.make(sql: playerSchemaSQL)
+        let (queue, _) = makeDeliveryQueue()
+        let delivered = Recorder<Int>()
+        let subscriber = RecordingSubscriber<Int>(initialDemand: .none)
+        playerCount
+            .map { count in
+                delivered.append(count)
+                return count
+            }
+            .publisher(in: test.writer, scheduling: .async(onQueue: queue))
+            .subscribe(subscriber)
+        defer { subscriber.cancel() }
+        try await delivered.wait(for: 1)
+        await queue.drain()
+        subscriber.request(.none)
+        await queue.drain()
+        #expect(subscriber.events.values.isEmpty)
+        subscriber.request(.max(1))
+        #expect(try await subscriber.events.wait(for: 1).values == [3])
+    }
+
+    /// `.immediate` delivers on the main queue after the first value: a value
+    /// kept for lack of demand too, when demand comes from another thread.
+    @MainActor
+    @Test(arguments: DatabaseKind.allCases)
+    func immediateDeliversAKeptValueOnTheMainQueue(kind: DatabaseKind) async throws {
+        let test = try kind.make(sql: playerSchemaSQL)
+        let subscriber = RecordingSubscriber<Int>(initialDemand: .none)
+        playerCount.publisher(in: test.writer, scheduling: .immediate).subscribe(subscriber)
+        defer { subscriber.cancel() }
+        await Task.detached { subscriber.request(.max(1)) }.value
+        #expect(try await subscriber.events.wait(for: 1).values == [3])
+        #expect(subscriber.deliveryQueueLabels.value == [DispatchQueue.main.label])
     }
 
     /// `.immediate`: a subscriber that requests demand when it receives the

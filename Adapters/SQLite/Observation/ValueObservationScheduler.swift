@@ -46,3 +46,32 @@ extension ValueObservationScheduler {
         Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 }
+
+extension ValueObservationScheduler {
+    /// Runs `body` where this scheduler delivers values after the first
+    /// one: synchronously when the caller is there already, else
+    /// asynchronously on that queue. For adapters of this package that
+    /// deliver a value of their own (the Combine publishers, which deliver
+    /// a value kept for lack of demand when demand comes).
+    ///
+    /// - `.async(onQueue: queue)`: always asynchronously on `queue` (whether
+    ///   the caller runs on `queue` cannot be told).
+    /// - `.immediate`: synchronously on the main thread, else asynchronously
+    ///   on the main queue.
+    /// - `.task`: synchronously: its queue is the observation's own, and
+    ///   promises no thread.
+    package func runOnDeliveryQueue(_ body: @escaping @Sendable () -> Void) {
+        switch kind {
+        case .async(let queue):
+            queue.async(execute: body)
+        case .immediate:
+            if Self.isOnMainThread {
+                body()
+            } else {
+                DispatchQueue.main.async(execute: body)
+            }
+        case .task:
+            body()
+        }
+    }
+}

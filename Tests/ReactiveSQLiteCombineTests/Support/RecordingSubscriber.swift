@@ -1,6 +1,7 @@
 import Foundation
 import ReactiveSQLite
 import ReactiveSQLiteCombine
+import TestSupport
 import Testing
 
 /// What a publisher sent to a subscriber.

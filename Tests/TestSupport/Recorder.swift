@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+
+// Waiting for the values of an observation in tests, shared by the test
+// targets of the adapters: each wait goes through a continuation and is
+// bounded by a timeout that fails the test instead of hanging it. No sleep
+// decides an outcome. (Tests/ReactiveSQLiteTests/Observation/ObservationSupport.swift
+// has its own, richer copy.)
+
+/// How long a test waits for something that must happen.
+public let observationPatience: Duration = .seconds(30)
+
+/// A wait that did not end in time.
+public struct ObservationTimeout: Error, CustomStringConvertible {
+    /// What was awaited, and what was seen.
+    public var description: String
+
+    /// Creates a timeout error.
+    public init(description: String) {
+        self.description = description
+    }
+}
+
+/// Collects the values of an observation, and lets a test wait for them.
+///
+/// `@unchecked Sendable`: `state` is only used while holding `lock`.
+public final class Recorder<Value: Sendable>: @unchecked Sendable {
+    private struct Waiter {
+        var id: Int
+        var isReady: @Sendable ([Value]) -> Bool
+        var continuation: CheckedContinuation<[Value]?, Never>
+    }
+
+    private struct State {
+        var values: [Value] = []
+        var waiters: [Waiter] = []
+        var nextWaiterID = 0
+    }
+
+    private let lock = NSLock()
+    private var state = State()
+
+    /// Creates an empty recorder.
+    public init() {}
+
+    private func withLock<T>(_ body: (inout State) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
+
+    /// Records a value and wakes up the waits it satisfies.
+    public func append(_ value: Value) {
+        let ready = withLock { state -> [(CheckedContinuation<[Value]?, Never>, [Value])] in
+            state.values.append(value)
+            let values = state.values
+            var ready: [(CheckedContinuation<[Value]?, Never>, [Value])] = []
+            state.waiters.removeAll { waiter in
+                guard waiter.isReady(values) else { return false }
+                ready.append((waiter.continuation, values))
+                return true
+            }
+            return ready
+        }
+        for (continuation, values) in ready { continuation.resume(returning: values) }
+    }
+
+    /// The values recorded so far, in order.
+    public var values: [Value] { withLock { $0.values } }
+
+    /// Waits until the recorded values satisfy `isReady`, and returns them.
+    ///
+    /// - Throws: `ObservationTimeout` after `timeout`.
+    @discardableResult
+    public func wait(
+        timeout: Duration = observationPatience,
+        until isReady: @escaping @Sendable ([Value]) -> Bool
+    ) async throws -> [Value] {
+        let values = await withCheckedContinuation { (continuation: CheckedContinuation<[Value]?, Never>) in
+            let (readyValues, id) = withLock { state -> ([Value]?, Int) in
+                if isReady(state.values) { return (state.values, -1) }
+                let id = state.nextWaiterID
+                state.nextWaiterID += 1
+                state.waiters.append(Waiter(id: id, isReady: isReady, continuation: continuation))
+                return (nil, id)
+            }
+            if let readyValues {
+                continuation.resume(returning: readyValues)
+                return
+            }
+            let (seconds, attoseconds) = timeout.components
+            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                let expired = self.withLock { state -> CheckedContinuation<[Value]?, Never>? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+        guard let values else {
+            throw ObservationTimeout(description: "timed out with values \(self.values)")
+        }
+        return values
+    }
+
+    /// Waits until `count` values were recorded, and returns them.
+    @discardableResult
+    public func wait(for count: Int, timeout: Duration = observationPatience) async throws -> [Value] {
+        try await wait(timeout: timeout) { $0.count >= count }
+    }
+}
+
+extension Recorder where Value: Equatable {
+    /// Waits until the last recorded value is `value`, and returns the values.
+    @discardableResult
+    public func wait(forLast value: Value, timeout: Duration = observationPatience) async throws -> [Value] {
+        try await wait(timeout: timeout) { $0.last == value }
+    }
+}
