@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "sqlite-watch",
             dependencies: [
-                "ReactiveSQLite", "DatabaseRegions", "Differences",
+                "ReactiveSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/sqlite-watch", swiftSettings: strictWarnings),

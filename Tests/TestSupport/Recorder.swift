@@ -4,8 +4,7 @@ import Foundation
 // Waiting for the values of an observation in tests, shared by the test
 // targets of the adapters: each wait goes through a continuation and is
 // bounded by a timeout that fails the test instead of hanging it. No sleep
-// decides an outcome. (Tests/ReactiveSQLiteTests/Observation/ObservationSupport.swift
-// has its own, richer copy.)
+// decides an outcome. Shared by every test target that observes a database.
 
 /// How long a test waits for something that must happen.
 public let observationPatience: Duration = .seconds(30)
@@ -21,9 +20,14 @@ public struct ObservationTimeout: Error, CustomStringConvertible {
     }
 }
 
-/// Collects the values of an observation, and lets a test wait for them.
+/// Collects the values of an observation, and lets a test wait for them,
+/// asynchronously or (from a thread of its own) blocking.
 ///
-/// `@unchecked Sendable`: `state` is only used while holding `lock`.
+/// Its state lives behind `NSCondition` rather than `Synchronization.Mutex`:
+/// ThreadSanitizer cannot see a contended `Mutex` hand over through the
+/// kernel on Linux, and would report races that are not.
+///
+/// `@unchecked Sendable`: `state` is only used while holding `condition`.
 public final class Recorder<Value: Sendable>: @unchecked Sendable {
     private struct Waiter {
         var id: Int
@@ -37,15 +41,15 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
         var nextWaiterID = 0
     }
 
-    private let lock = NSLock()
+    private let condition = NSCondition()
     private var state = State()
 
     /// Creates an empty recorder.
     public init() {}
 
     private func withLock<T>(_ body: (inout State) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         return body(&state)
     }
 
@@ -53,6 +57,7 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
     public func append(_ value: Value) {
         let ready = withLock { state -> [(CheckedContinuation<[Value]?, Never>, [Value])] in
             state.values.append(value)
+            condition.broadcast()
             let values = state.values
             var ready: [(CheckedContinuation<[Value]?, Never>, [Value])] = []
             state.waiters.removeAll { waiter in
@@ -88,9 +93,7 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
                 continuation.resume(returning: readyValues)
                 return
             }
-            let (seconds, attoseconds) = timeout.components
-            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.nanoseconds)) {
                 let expired = self.withLock { state -> CheckedContinuation<[Value]?, Never>? in
                     guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                     return state.waiters.remove(at: index).continuation
@@ -108,6 +111,27 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
     @discardableResult
     public func wait(for count: Int, timeout: Duration = observationPatience) async throws -> [Value] {
         try await wait(timeout: timeout) { $0.count >= count }
+    }
+
+    /// Blocks the current thread until `count` values were recorded; false
+    /// after `timeout`. For callbacks that run on a dispatch queue of their
+    /// own, never for a task.
+    public func waitBlocking(for count: Int, timeout: Duration = observationPatience) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.nanoseconds) / 1e9)
+        condition.lock()
+        defer { condition.unlock() }
+        while state.values.count < count {
+            if !condition.wait(until: deadline) { return state.values.count >= count }
+        }
+        return true
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, for Dispatch deadlines.
+    public var nanoseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
     }
 }
 

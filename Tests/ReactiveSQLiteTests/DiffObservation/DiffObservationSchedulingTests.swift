@@ -1,6 +1,7 @@
 import Differences
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// The diff operators deliver through the plain observation's machinery:

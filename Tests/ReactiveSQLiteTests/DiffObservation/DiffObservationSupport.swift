@@ -1,6 +1,7 @@
 import Differences
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 // Fixtures of the diff observation tests. Observations deliver with the

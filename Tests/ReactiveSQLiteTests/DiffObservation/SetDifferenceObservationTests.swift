@@ -1,6 +1,7 @@
 import Differences
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// The scenario of the set difference observations: the same six steps

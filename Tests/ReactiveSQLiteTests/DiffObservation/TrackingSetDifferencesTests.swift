@@ -1,6 +1,7 @@
 import Differences
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// `trackingSetDifferences`: identity by the primary key of every kind of

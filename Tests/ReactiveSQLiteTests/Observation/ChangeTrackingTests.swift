@@ -1,6 +1,7 @@
 import DatabaseRegions
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// Which transactions notify, on both change-tracking paths: the scenarios

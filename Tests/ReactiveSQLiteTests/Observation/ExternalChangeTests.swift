@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// `Configuration.observesExternalChanges`: observations see the commits of

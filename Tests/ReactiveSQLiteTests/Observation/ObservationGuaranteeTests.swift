@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// The ten guarantees of observations (DESIGN.md, section 4), each on an

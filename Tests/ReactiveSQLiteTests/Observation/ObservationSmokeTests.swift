@@ -1,6 +1,7 @@
 import Foundation
 import ReactiveSQLite
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct ObservationSmokeTests {

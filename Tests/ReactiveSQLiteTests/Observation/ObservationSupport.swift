@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 // Helpers of the observation tests. Threads and tasks meet through
@@ -10,139 +11,9 @@ import Testing
 /// Both change-tracking paths: the pre-update hook and the update hook.
 let changeTrackings: [Configuration.ChangeTracking] = [.automatic, .updateHookOnly]
 
-/// How long an observation test waits for something that must happen.
-let observationPatience: Duration = .seconds(30)
-
 /// Whether the tests run under ThreadSanitizer, which makes them several
 /// times slower: long tests do less work then.
 let isRunningUnderThreadSanitizer = dlsym(nil, "__tsan_init") != nil
-
-/// A wait that did not end in time.
-struct ObservationTimeout: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Collects the values of an observation, and lets a test wait for them,
-/// asynchronously or (from a thread of its own) blocking.
-///
-/// Shared state of the observation tests lives behind `NSLock` or
-/// `NSCondition` rather than `Synchronization.Mutex`: ThreadSanitizer cannot
-/// see a contended `Mutex` hand over through the kernel on Linux, and would
-/// report races that are not.
-///
-/// `@unchecked Sendable`: `state` is only used while holding `condition`.
-final class Recorder<Value: Sendable>: @unchecked Sendable {
-    private struct Waiter {
-        var id: Int
-        var isReady: @Sendable ([Value]) -> Bool
-        var continuation: CheckedContinuation<[Value]?, Never>
-    }
-
-    private struct State {
-        var values: [Value] = []
-        var waiters: [Waiter] = []
-        var nextWaiterID = 0
-    }
-
-    private let condition = NSCondition()
-    private var state = State()
-
-    init() {}
-
-    private func withLock<T>(_ body: (inout State) -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return body(&state)
-    }
-
-    /// Records a value and wakes up the waits it satisfies.
-    func append(_ value: Value) {
-        let ready = withLock { state -> [(CheckedContinuation<[Value]?, Never>, [Value])] in
-            state.values.append(value)
-            condition.broadcast()
-            let values = state.values
-            var ready: [(CheckedContinuation<[Value]?, Never>, [Value])] = []
-            state.waiters.removeAll { waiter in
-                guard waiter.isReady(values) else { return false }
-                ready.append((waiter.continuation, values))
-                return true
-            }
-            return ready
-        }
-        for (continuation, values) in ready { continuation.resume(returning: values) }
-    }
-
-    /// The values recorded so far, in order.
-    var values: [Value] { withLock { $0.values } }
-
-    /// Waits until the recorded values satisfy `isReady`, and returns them.
-    ///
-    /// - Throws: `ObservationTimeout` after `timeout`.
-    @discardableResult
-    func wait(
-        timeout: Duration = observationPatience,
-        until isReady: @escaping @Sendable ([Value]) -> Bool
-    ) async throws -> [Value] {
-        let values = await withCheckedContinuation { (continuation: CheckedContinuation<[Value]?, Never>) in
-            let (readyValues, id) = withLock { state -> ([Value]?, Int) in
-                if isReady(state.values) { return (state.values, -1) }
-                let id = state.nextWaiterID
-                state.nextWaiterID += 1
-                state.waiters.append(Waiter(id: id, isReady: isReady, continuation: continuation))
-                return (nil, id)
-            }
-            if let readyValues {
-                continuation.resume(returning: readyValues)
-                return
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.nanoseconds)) {
-                let expired = self.withLock { state -> CheckedContinuation<[Value]?, Never>? in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiters.remove(at: index).continuation
-                }
-                expired?.resume(returning: nil)
-            }
-        }
-        guard let values else {
-            throw ObservationTimeout(description: "timed out with values \(self.values)")
-        }
-        return values
-    }
-
-    /// Waits until `count` values were recorded, and returns them.
-    @discardableResult
-    func wait(for count: Int, timeout: Duration = observationPatience) async throws -> [Value] {
-        try await wait(timeout: timeout) { $0.count >= count }
-    }
-
-    /// Blocks the current thread until `count` values were recorded; false
-    /// after `timeout`. For callbacks that run on a dispatch queue of their
-    /// own, never for a task.
-    func waitBlocking(for count: Int, timeout: Duration = observationPatience) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: Double(timeout.nanoseconds) / 1e9)
-        condition.lock()
-        defer { condition.unlock() }
-        while state.values.count < count {
-            if !condition.wait(until: deadline) { return state.values.count >= count }
-        }
-        return true
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int {
-        let (seconds, attoseconds) = components
-        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-    }
-}
-
-extension Recorder where Value: Equatable {
-    /// Waits until the last recorded value is `value`, and returns the values.
-    @discardableResult
-    func wait(forLast value: Value, timeout: Duration = observationPatience) async throws -> [Value] {
-        try await wait(timeout: timeout) { $0.last == value }
-    }
-}
 
 /// A one-time signal between threads and tasks.
 final class Signal: Sendable {

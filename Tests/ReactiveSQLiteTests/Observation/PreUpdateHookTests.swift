@@ -1,6 +1,7 @@
 import DatabaseRegions
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// What the pre-update hook tells that the update hook cannot: each test

@@ -1,5 +1,6 @@
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// `RecordObservation`: one record, until its row is deleted.

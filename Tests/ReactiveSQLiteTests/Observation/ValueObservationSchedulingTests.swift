@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// Where and when values arrive: the schedulers of `start`, and the

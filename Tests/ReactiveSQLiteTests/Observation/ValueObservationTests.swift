@@ -1,6 +1,7 @@
 import DatabaseRegions
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// The factories and operators of `ValueObservation`. Each value is awaited

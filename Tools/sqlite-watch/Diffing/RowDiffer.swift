@@ -1,4 +1,3 @@
-import Differences
 import ReactiveSQLite
 
 /// Turns the successive results of the watched query into `RowChanges`,

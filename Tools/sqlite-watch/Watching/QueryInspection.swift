@@ -1,4 +1,3 @@
-import DatabaseRegions
 import ReactiveSQLite
 
 /// What `sqlite-watch` learns from the query before watching it: that it is
