@@ -6,7 +6,9 @@ import Testing
 
 /// How the operators behave as GRDB observations: the first difference,
 /// skipped empty differences, one state per run, GRDB's own features.
-@Suite struct DifferencesObservationTests {
+///
+/// Some tests wait on async sequences: the time limit turns a hang into a failure.
+@Suite(.timeLimit(.minutes(3))) struct DifferencesObservationTests {
     static let playersSQL = """
         CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT);
         INSERT INTO player VALUES (1, 'Arthur'), (2, 'Barbara');

@@ -7,7 +7,9 @@ import Testing
 /// The diff operators deliver through the plain observation's machinery:
 /// `.immediate` never delivers an empty first difference, `values(in:)`
 /// skips empty differences too, and errors end the observation once.
-@Suite struct DiffObservationSchedulingTests {
+///
+/// Some tests wait on async sequences: the time limit turns a hang into a failure.
+@Suite(.timeLimit(.minutes(3))) struct DiffObservationSchedulingTests {
     static let schemaSQL = "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT);"
 
     /// The three operators on the same table, recording `operator: value`.

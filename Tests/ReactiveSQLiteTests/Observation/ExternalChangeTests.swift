@@ -14,7 +14,9 @@ import Testing
 /// more polls were counted (the first one may have read the file before the
 /// commit), then makes one access of the writer, which runs after the check
 /// those polls asked for (see `ExternalChangeWatcher.poll`).
-@Suite struct ExternalChangeTests {
+///
+/// Some tests wait on async sequences: the time limit turns a hang into a failure.
+@Suite(.timeLimit(.minutes(3))) struct ExternalChangeTests {
     /// How the observed file is opened.
     enum Setup: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case rollbackJournalQueue

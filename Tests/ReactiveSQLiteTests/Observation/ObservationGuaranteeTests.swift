@@ -6,7 +6,9 @@ import Testing
 
 /// The ten guarantees of observations (DESIGN.md, section 4), each on an
 /// in-memory queue, a file queue and a WAL pool.
-@Suite struct ObservationGuaranteeTests {
+///
+/// Some tests wait on async sequences: the time limit turns a hang into a failure.
+@Suite(.timeLimit(.minutes(3))) struct ObservationGuaranteeTests {
     /// A table with one row whose version grows by one in each transaction.
     static let versionSchemaSQL = """
         CREATE TABLE counter (id INTEGER PRIMARY KEY, version INTEGER NOT NULL);

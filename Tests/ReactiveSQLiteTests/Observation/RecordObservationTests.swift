@@ -4,7 +4,9 @@ import TestSupport
 import Testing
 
 /// `RecordObservation`: one record, until its row is deleted.
-@Suite struct RecordObservationTests {
+///
+/// Some tests wait on async sequences: the time limit turns a hang into a failure.
+@Suite(.timeLimit(.minutes(3))) struct RecordObservationTests {
     @Test(arguments: DatabaseKind.allCases, changeTrackings)
     func aRecordObservationEmitsTheRecordAfterEachChangeOfItsRow(
         kind: DatabaseKind, tracking: Configuration.ChangeTracking

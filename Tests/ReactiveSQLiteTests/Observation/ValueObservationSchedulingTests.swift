@@ -6,7 +6,9 @@ import Testing
 
 /// Where and when values arrive: the schedulers of `start`, and the
 /// asynchronous sequence of `values(in:)`.
-@Suite struct ValueObservationSchedulingTests {
+///
+/// Some tests wait on async sequences: the time limit turns a hang into a failure.
+@Suite(.timeLimit(.minutes(3))) struct ValueObservationSchedulingTests {
     // MARK: - Schedulers
 
     let mainQueueLabel = "com.apple.main-thread"
