@@ -6,7 +6,7 @@ import Testing
 ///
 /// Each body runs in a child process, so that the databases of tests running
 /// in parallel do not disturb the count of open descriptors.
-@Suite(.skippedUnderThreadSanitizer) struct LeakTests {
+@Suite(.isolated, .skippedUnderThreadSanitizer) struct LeakTests {
     /// Opens, uses and closes (or releases) databases, and stops the process
     /// with a message when the open descriptors grew by more than a constant.
     private static func checkNoDescriptorLeak(

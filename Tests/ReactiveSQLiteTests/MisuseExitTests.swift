@@ -5,7 +5,7 @@ import Testing
 
 /// Programmer errors stop the program with a message saying what was wrong.
 /// Each body runs in a child process.
-@Suite(.skippedUnderThreadSanitizer) struct MisuseExitTests {
+@Suite(.isolated, .skippedUnderThreadSanitizer) struct MisuseExitTests {
     private func expectMessage(
         _ result: ExitTest.Result?, _ message: String, sourceLocation: SourceLocation = #_sourceLocation
     ) {

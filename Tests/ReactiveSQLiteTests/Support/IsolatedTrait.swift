@@ -2,12 +2,20 @@ import Foundation
 import Testing
 
 extension Trait where Self == ConditionTrait {
-    /// For tests that measure whether cooperative threads stay free, or that
-    /// rendezvous between connections within a bounded patience: they
-    /// need the process to themselves, because every other test running in
-    /// parallel occupies the same two cooperative threads of this machine.
-    /// `swift test` skips them; `.ci/run` runs them alone with
-    /// `REACTIVESQLITE_ISOLATED_TESTS=1 swift test --filter "ConcurrencyTests|DatabasePoolTests"`.
+    /// For tests that need the process to themselves:
+    /// - tests that measure whether cooperative threads stay free, or that
+    ///   rendezvous between connections within a bounded patience, because
+    ///   every other test running in parallel occupies the same two
+    ///   cooperative threads of this machine;
+    /// - exit tests, because Swift Testing reads a child's output with
+    ///   blocking reads on cooperative threads: a long child (the leak tests
+    ///   open thousands of databases) stalls every `async` test of the run,
+    ///   and their bounded waits then fail.
+    ///
+    /// `swift test` skips them; `.ci/run` runs each group alone, with
+    /// `REACTIVESQLITE_ISOLATED_TESTS=1 swift test --filter "ConcurrencyTests|DatabasePoolTests"`
+    /// and `REACTIVESQLITE_ISOLATED_TESTS=1 swift test --filter "LeakTests|MisuseExitTests"`
+    /// (the exit tests in debug and release builds).
     static var isolated: Self {
         .enabled(if: ProcessInfo.processInfo.environment["REACTIVESQLITE_ISOLATED_TESTS"] != nil,
                  "needs the process to itself: run by .ci/run with REACTIVESQLITE_ISOLATED_TESTS=1")
