@@ -1,6 +1,7 @@
 import DatabaseRegions
 import ReactiveSQLite
 import ReactiveSQLiteCombine
+import TestSupport
 import Testing
 
 /// `DatabaseRegionObservation.publisher(in:)`: the writer's `Database`, on

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 @Suite struct ConfigurationTests {

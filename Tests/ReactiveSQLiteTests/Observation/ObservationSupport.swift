@@ -53,67 +53,6 @@ final class BackgroundThread<Value: Sendable>: Sendable {
     }
 }
 
-/// Polls a condition on the test's task until it holds, failing after a
-/// bounded time. For conditions no callback announces (an object released
-/// by another thread).
-func waitUntil(
-    timeout: Duration = observationPatience, sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: @Sendable () -> Bool
-) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while !condition() {
-        if clock.now > deadline {
-            throw ObservationTimeout(description: "condition still false at \(sourceLocation)")
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}
-
-/// A value shared between threads.
-///
-/// `@unchecked Sendable`: `storage` is only used while holding `lock`.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: Value
-
-    init(_ value: Value) {
-        storage = value
-    }
-
-    var value: Value {
-        get { withLock { $0 } }
-        set { withLock { $0 = newValue } }
-    }
-
-    @discardableResult
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&storage)
-    }
-}
-
-/// An object whose lifetime tests follow through a `WeakReference`.
-final class LifetimeToken: Sendable {
-    init() {}
-}
-
-/// A weak reference, readable from any thread.
-final class WeakReference<Object: AnyObject & Sendable>: Sendable {
-    private struct Storage: Sendable {
-        weak var object: Object?
-    }
-    private let storage: Locked<Storage>
-
-    init(_ object: Object) {
-        storage = Locked(Storage(object: object))
-    }
-
-    /// Whether the object was deallocated.
-    var isReleased: Bool { storage.withLock { $0.object == nil } }
-}
-
 /// A player, the record of most observation tests: table `player`.
 struct ObservedPlayer: FetchableRecord, TableRecord, Equatable, Sendable, CustomStringConvertible {
     static let databaseTableName = "player"

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ReactiveSQLite
 import Synchronization
+import TestSupport
 import Testing
 
 // Helpers of the connection, transaction, statement and error tests.
@@ -173,14 +174,6 @@ func openFileDescriptorCount() -> Int {
 /// accesses it makes use the synchronous (blocking) variants.
 func synchronously<T>(_ body: () throws -> T) rethrows -> T {
     try body()
-}
-
-/// The label of the dispatch queue running the current code
-/// (`dispatch_queue_get_label`, which Swift hides behind `DispatchQueue.label`).
-func currentDispatchQueueLabel() -> String? {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "dispatch_queue_get_label") else { return nil }
-    typealias GetLabel = @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
-    return unsafeBitCast(symbol, to: GetLabel.self)(nil).map { String(cString: $0) }
 }
 
 /// Ends the process of an exit test after `seconds` with `exitCode`, so that
