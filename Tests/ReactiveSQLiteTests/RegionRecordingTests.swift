@@ -325,4 +325,25 @@ extension RegionCase {
             #expect(try F.Descending.filter(key: 5).databaseRegion(db).description == "descending(*)")
         }
     }
+
+    /// A rollback that undoes no schema change keeps the compiled statements:
+    /// a rolled-back write does not cost the next one its statement cache.
+    @Test(arguments: DatabaseKind.allCases)
+    func aRollbackWithoutSchemaChangeKeepsTheStatementCache(kind: DatabaseKind) throws {
+        let test = try RequestFixtures.makeDatabase(kind)
+        try test.writer.write { db in try db.execute(sql: "CREATE TABLE rolledBack (a)") }
+        try test.writer.writeWithoutTransaction { db throws in
+            let statement = try db.cachedStatement(sql: "INSERT INTO rolledBack (a) VALUES (1)")
+            try db.execute(sql: "BEGIN")
+            try statement.execute()
+            try db.execute(sql: "ROLLBACK")
+            #expect(try db.cachedStatement(sql: "INSERT INTO rolledBack (a) VALUES (1)") === statement)
+            #expect(try db.int("SELECT COUNT(*) FROM rolledBack") == 0)
+            // A savepoint rolled back inside a transaction: the same.
+            try db.execute(sql: "BEGIN; SAVEPOINT s")
+            try statement.execute()
+            try db.execute(sql: "ROLLBACK TO s; RELEASE s; COMMIT")
+            #expect(try db.cachedStatement(sql: "INSERT INTO rolledBack (a) VALUES (1)") === statement)
+        }
+    }
 }

@@ -92,10 +92,13 @@ final class RegionRecorder {
     /// Reads, keyed by lowercased table name.
     private var reads: [String: TableReads] = [:]
 
-    /// Whether running the statement may change the schema: it creates, drops
-    /// or alters a schema object, or rolls back a transaction or a savepoint,
-    /// which may undo such a change.
+    /// Whether running the statement changes the schema: it creates, drops
+    /// or alters a schema object.
     private(set) var changesSchema = false
+
+    /// Whether running the statement rolls back a transaction or a
+    /// savepoint, which may undo a schema change.
+    private(set) var rollsBack = false
 
     func record(
         action: Int32,
@@ -131,7 +134,7 @@ final class RegionRecorder {
         case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
             // argument1: "BEGIN", "COMMIT", "RELEASE" or "ROLLBACK".
             if let argument1, String(cString: argument1) == "ROLLBACK" {
-                changesSchema = true
+                rollsBack = true
             }
         default:
             break

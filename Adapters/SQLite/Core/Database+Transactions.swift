@@ -90,6 +90,18 @@ extension Database {
         if schemaCache.schemaVersion == nil { clearSchemaCache() }
     }
 
+    /// After a `ROLLBACK` or `ROLLBACK TO` statement: forgets the caches when
+    /// the rollback undid a schema change (the schema version differs from
+    /// the cached one, or this connection changed the schema since it was
+    /// last read), and keeps them otherwise.
+    func refreshSchemaCacheAfterRollback() {
+        do {
+            try refreshSchemaCacheIfNeeded()
+        } catch {
+            clearSchemaCache()
+        }
+    }
+
     // MARK: - Accesses
 
     /// The body of a `read` access: `body` in a read-only transaction, after

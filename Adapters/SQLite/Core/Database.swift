@@ -369,7 +369,7 @@ public final class Database {
         }
         return Statement(
             handle: handle, database: self, region: region, changesSchema: recorder.changesSchema,
-            effects: effectsRecorder ?? StatementEffects())
+            rollsBack: recorder.rollsBack, effects: effectsRecorder ?? StatementEffects())
     }
 
     // MARK: - Execution

@@ -48,6 +48,10 @@ public final class Statement {
     /// Whether running the statement changes the schema (CREATE, DROP, ALTER...).
     let changesSchema: Bool
 
+    /// Whether running the statement rolls back a transaction or a
+    /// savepoint (`ROLLBACK`, `ROLLBACK TO`), which may undo a schema change.
+    let rollsBack: Bool
+
     /// What the statement may change, and its savepoint action, for the
     /// observation broker.
     let effects: StatementEffects
@@ -72,7 +76,7 @@ public final class Statement {
 
     init(
         handle: OpaquePointer, database: Database, region: DatabaseRegion, changesSchema: Bool,
-        effects: StatementEffects
+        rollsBack: Bool, effects: StatementEffects
     ) {
         self.effects = effects
         self.handle = handle
@@ -80,6 +84,7 @@ public final class Statement {
         self.sql = String(cString: sqlite3_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
         self.region = region
         self.changesSchema = changesSchema
+        self.rollsBack = rollsBack
         self.isReadOnly = sqlite3_stmt_readonly(handle) != 0
         let columnCount = sqlite3_column_count(handle)
         self.columnNames = (0..<columnCount).map { String(cString: sqlite3_column_name(handle, $0)) }
@@ -178,7 +183,20 @@ public final class Statement {
     func run(arguments: StatementArguments) throws {
         defer { reset() }
         while try step() {}
-        if changesSchema { database.clearSchemaCache() }
+        updateSchemaCacheAfterRun()
+    }
+
+    /// After a run: forgets the schema information when the statement
+    /// changed the schema; after a rollback, when the rollback undid a
+    /// schema change (the schema version tells), and keeps the caches
+    /// otherwise: a rolled-back write does not cost the next one its
+    /// compiled statements.
+    func updateSchemaCacheAfterRun() {
+        if changesSchema {
+            database.clearSchemaCache()
+        } else if rollsBack {
+            database.refreshSchemaCacheAfterRollback()
+        }
     }
 
     /// Advances to the next row: true when a row is available, false when done.

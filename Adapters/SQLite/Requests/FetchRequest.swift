@@ -83,10 +83,10 @@ extension FetchRequest {
 }
 
 extension Statement {
-    /// Resets a statement whose rows were fetched, and forgets the schema
-    /// information when it changed the schema, as `run` does.
+    /// Resets a statement whose rows were fetched, and updates the schema
+    /// cache as `run` does.
     func endFetch() {
         reset()
-        if changesSchema { database.clearSchemaCache() }
+        updateSchemaCacheAfterRun()
     }
 }
