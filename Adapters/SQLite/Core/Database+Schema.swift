@@ -66,6 +66,25 @@ extension Database {
         return schema
     }
 
+    /// The declared primary key columns of a table, in key order: the
+    /// `INTEGER PRIMARY KEY` column that aliases the rowid, or the columns of
+    /// any other key (compound, text, WITHOUT ROWID). Empty when the table
+    /// declares no primary key (its rows are identified by the rowid); nil
+    /// when there is no table with this name (a view has no primary key).
+    ///
+    /// Names compare case-insensitively, as in SQL. The answer is read from
+    /// the schema cache, refreshed when the schema changed.
+    ///
+    /// - Throws: A `DatabaseError` when the schema cannot be read.
+    public func primaryKeyColumns(ofTable name: String) throws -> [String]? {
+        checkAccess()
+        guard let schema = try tableSchema(named: name), !schema.isView else { return nil }
+        switch schema.primaryKey {
+        case .rowID(let column): return column.map { [$0] } ?? []
+        case .columns(let columns): return columns
+        }
+    }
+
     /// The schema of a table that must exist.
     ///
     /// - Throws: `DatabaseError` (`SQLITE_ERROR`, "no such table") when there

@@ -47,9 +47,7 @@ struct QueryInspection {
         let tables = try SQLRequest<String>(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").fetchAll(db)
             .filter { region.isModified(byEventsOfKind: .insert(tableName: $0)) }
         guard tables.count == 1, let table = tables.first else { return nil }
-        var keyColumns = try SQLRequest<String>(
-            sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [table]
-        ).fetchAll(db)
+        guard var keyColumns = try db.primaryKeyColumns(ofTable: table) else { return nil }
         if keyColumns.isEmpty {
             // No declared primary key: the rowid, when the query selects it.
             let rowIDNames = ["rowid", "_rowid_", "oid"]
