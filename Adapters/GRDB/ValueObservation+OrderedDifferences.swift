@@ -42,14 +42,15 @@ where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable
             var previousElements: [Element] = []
             return { elements in
                 let elements = Array(elements)
-                var ids = Set<Element.ID>(minimumCapacity: elements.count)
-                for element in elements where !ids.insert(element.id).inserted {
+                let difference: OrderedDifference<Element>
+                do throws(DuplicateIDError) {
+                    difference = try OrderedDifference(checkingIDsFrom: previousElements, to: elements)
+                } catch {
                     throw DifferencesObservationError(
                         kind: .duplicateIdentifier,
-                        message: "orderedDifferences: two elements have the id \(element.id); "
+                        message: "orderedDifferences: two elements have the id \(error.id); "
                             + "the ids of one value must be unique.")
                 }
-                let difference = OrderedDifference(from: previousElements, to: elements)
                 previousElements = elements
                 return (ElementsWithDifference(elements: elements, difference: difference), difference.isEmpty)
             }

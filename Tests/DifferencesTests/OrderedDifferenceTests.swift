@@ -120,6 +120,32 @@ private func randomCollection(maxCount: Int, range: Int, using generator: inout 
         #expect(applied?.map(\.1) == new.map(\.1))
     }
 
+    /// Ids that may repeat (read from a database): `init(checkingIDsFrom:to:)`
+    /// throws where `init(from:to:)` stops, and agrees with it otherwise.
+    @Test func checkingIDsThrowsOnDuplicatesAndAgreesOtherwise() throws {
+        let one = Item(id: 1, value: 0), two = Item(id: 2, value: 0), twoUpdated = Item(id: 2, value: 1)
+        #expect(throws: DuplicateIDError(collection: .old, id: "1")) {
+            try OrderedDifference(checkingIDsFrom: [one, one], to: [])
+        }
+        #expect(throws: DuplicateIDError(collection: .new, id: "2")) {
+            try OrderedDifference(checkingIDsFrom: [], to: [two, twoUpdated])
+        }
+        // The second occurrence matches an old element: still a duplicate.
+        #expect(throws: DuplicateIDError(collection: .new, id: "2")) {
+            try OrderedDifference(checkingIDsFrom: [two], to: [two, twoUpdated])
+        }
+        #expect(
+            DuplicateIDError(collection: .new, id: "2").description
+                == "OrderedDifference: the new collection contains the id 2 twice. Ids must be unique.")
+        var generator = SplitMix64(seed: 0x0D1F)
+        for _ in 0..<500 {
+            let old = (0..<8).filter { _ in generator.next() % 2 == 0 }.map { Item(id: $0, value: 0) }
+            let new = old.filter { _ in generator.next() % 4 != 0 }.shuffled(using: &generator)
+                .map { generator.next() % 5 == 0 ? Item(id: $0.id, value: 1) : $0 }
+            #expect(try OrderedDifference(checkingIDsFrom: old, to: new) == OrderedDifference(from: old, to: new))
+        }
+    }
+
     @Test func duplicateIDsAreAPreconditionFailure() async {
         await #expect(processExitsWith: .failure) {
             _ = OrderedDifference(from: [Item(id: 1, value: 0), Item(id: 1, value: 1)], to: [])

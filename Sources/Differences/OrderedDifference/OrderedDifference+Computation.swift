@@ -2,13 +2,15 @@ extension OrderedDifference {
     /// Computes the difference: one hashing pass over each collection, then a
     /// longest increasing subsequence of the common elements' old offsets,
     /// taken in new order, to find the fewest moves.
+    ///
+    /// - Throws: `DuplicateIDError` when an id appears twice in one collection.
     @inlinable
     init<Old: Collection, New: Collection, Identification: _ElementIdentification>(
         _from old: Old,
         to new: New,
         identification: Identification
-    ) where Old.Element == Element, New.Element == Element, Identification.Element == Element,
-        Identification.ID: Hashable {
+    ) throws(DuplicateIDError) where Old.Element == Element, New.Element == Element,
+        Identification.Element == Element, Identification.ID: Hashable {
         let oldElements = Array(old)
         let newElements = Array(new)
 
@@ -17,7 +19,7 @@ extension OrderedDifference {
         for (offset, element) in oldElements.enumerated() {
             let id = identification.id(of: element)
             if oldOffsets.updateValue(offset, forKey: id) != nil {
-                preconditionFailure("OrderedDifference: the old collection contains the id \(id) twice. Ids must be unique.")
+                throw DuplicateIDError(collection: .old, id: "\(id)")
             }
         }
 
@@ -33,14 +35,14 @@ extension OrderedDifference {
             let id = identification.id(of: element)
             if let oldOffset = oldOffsets[id] {
                 if newOffsetOfOld[oldOffset] >= 0 {
-                    preconditionFailure("OrderedDifference: the new collection contains the id \(id) twice. Ids must be unique.")
+                    throw DuplicateIDError(collection: .new, id: "\(id)")
                 }
                 newOffsetOfOld[oldOffset] = newOffset
                 commonOldOffsets.append(oldOffset)
                 commonNewOffsets.append(newOffset)
             } else {
                 if !insertedIDs.insert(id).inserted {
-                    preconditionFailure("OrderedDifference: the new collection contains the id \(id) twice. Ids must be unique.")
+                    throw DuplicateIDError(collection: .new, id: "\(id)")
                 }
                 insertions.append(newOffset)
             }

@@ -106,7 +106,53 @@ extension OrderedDifference where Element: Identifiable & Equatable {
     @inlinable
     public init<Old: Collection, New: Collection>(from old: Old, to new: New)
     where Old.Element == Element, New.Element == Element {
-        self.init(_from: old, to: new, identification: _IdentifiableEquatableIdentification())
+        do {
+            try self.init(_from: old, to: new, identification: _IdentifiableEquatableIdentification())
+        } catch {
+            preconditionFailure(error.description)
+        }
+    }
+
+    /// Creates the difference between two ordered collections, as
+    /// `init(from:to:)` does, for ids that may not be unique (they come from
+    /// a database, a file, a server): a duplicate id throws instead of
+    /// stopping the program.
+    ///
+    /// - Throws: `DuplicateIDError`, naming the collection and the id.
+    /// - Complexity: The same as `init(from:to:)`: the ids are checked while
+    ///   the difference is computed.
+    @inlinable
+    public init<Old: Collection, New: Collection>(checkingIDsFrom old: Old, to new: New) throws(DuplicateIDError)
+    where Old.Element == Element, New.Element == Element {
+        try self.init(_from: old, to: new, identification: _IdentifiableEquatableIdentification())
+    }
+}
+
+/// An id that appears twice in one of the collections given to
+/// `OrderedDifference`, whose ids must be unique.
+public struct DuplicateIDError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One of the two collections of a difference.
+    public enum Collection: Sendable, Equatable {
+        /// The old collection.
+        case old
+        /// The new collection.
+        case new
+    }
+
+    /// The collection that contains the id twice.
+    public var collection: Collection
+    /// The id, as text.
+    public var id: String
+
+    /// Creates an error for `id`, found twice in `collection`.
+    public init(collection: Collection, id: String) {
+        self.collection = collection
+        self.id = id
+    }
+
+    /// "OrderedDifference: the new collection contains the id 3 twice. Ids must be unique."
+    public var description: String {
+        "OrderedDifference: the \(collection) collection contains the id \(id) twice. Ids must be unique."
     }
 }
 
@@ -130,10 +176,15 @@ extension OrderedDifference {
         identifiedBy id: (Element) -> ID,
         isEqual: (Element, Element) -> Bool
     ) where Old.Element == Element, New.Element == Element {
-        self = withoutActuallyEscaping(id) { id in
-            withoutActuallyEscaping(isEqual) { isEqual in
-                OrderedDifference(_from: old, to: new, identification: _ClosureIdentification(id: id, isUpdated: { !isEqual($0, $1) }))
+        do {
+            self = try withoutActuallyEscaping(id) { id throws(DuplicateIDError) in
+                try withoutActuallyEscaping(isEqual) { isEqual throws(DuplicateIDError) in
+                    try OrderedDifference(
+                        _from: old, to: new, identification: _ClosureIdentification(id: id, isUpdated: { !isEqual($0, $1) }))
+                }
             }
+        } catch {
+            preconditionFailure(error.description)
         }
     }
 }

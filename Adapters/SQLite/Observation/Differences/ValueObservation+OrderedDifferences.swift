@@ -40,24 +40,20 @@ extension ValueObservation {
             return { fetched in
                 guard let value = try reduce(fetched) else { return nil }
                 let elements = Array(value)
-                try Self.checkUniqueIDs(of: elements)
-                let difference = OrderedDifference(from: previous, to: elements)
+                let difference: OrderedDifference<Element>
+                do throws(DuplicateIDError) {
+                    difference = try OrderedDifference(checkingIDsFrom: previous, to: elements)
+                } catch {
+                    // Ids come from the database: they may repeat.
+                    throw DatabaseError(
+                        resultCode: .SQLITE_MISUSE,
+                        message: "two elements have the same id (\(error.id)): ordered differences need one element "
+                            + "per id (a join, or an id that is not a unique column)")
+                }
                 if difference.isEmpty { return nil }
                 previous = elements
                 return ElementsWithDifference(elements: elements, difference: difference)
             }
-        }
-    }
-
-    /// Throws when two elements have the same id: `OrderedDifference`
-    /// requires unique ids, and duplicates can come from the database.
-    private static func checkUniqueIDs<Element: Identifiable>(of elements: [Element]) throws {
-        var ids = Set<Element.ID>(minimumCapacity: elements.count)
-        for element in elements where !ids.insert(element.id).inserted {
-            throw DatabaseError(
-                resultCode: .SQLITE_MISUSE,
-                message: "two elements have the same id (\(element.id)): ordered differences need one element "
-                    + "per id (a join, or an id that is not a unique column)")
         }
     }
 }
