@@ -127,7 +127,11 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
         // loop keeps indices, rather than the pending element copies of the
         // lazy `_SortedMerge`. Each change gives at most one element of the
         // next snapshot, and each element of `newElements` gives one.
-        if #available(macOS 10.14.4, iOS 12.2, watchOS 5.2, tvOS 12.2, visionOS 1.0, *) {
+        // Not for an empty `newElements`: on an empty array, the standard
+        // library's `append(addingCapacity: 0)` writes the count of the
+        // shared empty-array storage, a data race with every thread reading
+        // an empty array (ThreadSanitizer reports it).
+        if #available(macOS 10.14.4, iOS 12.2, watchOS 5.2, tvOS 12.2, visionOS 1.0, *), !newElements.isEmpty {
             // Writes the next snapshot into the spare storage through a
             // pointer, counting in a local variable: `Array.append` would
             // load and store the array's count in memory at each element.
@@ -147,7 +151,7 @@ public struct SetDifferenceScanner<Element, ID: Comparable> {
                 }
             }
         } else {
-            nextSnapshot.reserveCapacity(newElements.count)
+            if !newElements.isEmpty { nextSnapshot.reserveCapacity(newElements.count) }
             _forEachSortedMergeChange(left: oldElements, right: newElements, identification: identification) {
                 if let element = Self.record($0, identification, updateElement, in: &difference) {
                     nextSnapshot.append(element)
