@@ -1,52 +1,63 @@
-/// The values of rows of one width, one array per row.
+/// The values of rows of one width, row after row in one array.
 ///
-/// Copying a row copies one reference (rows share their arrays): a fetch
-/// that reuses the rows of an earlier fetch copies them in bulk, and an
-/// unchanged row costs no allocation.
+/// Flat, so that reading a row of a previous fetch takes no reference
+/// count, and a fetch that reuses rows of an earlier fetch copies their
+/// values in bulk without allocating per row.
 struct RowValues: Sendable {
-    /// The values of each row.
-    private(set) var rows: [[DatabaseValue]] = []
+    /// The values of every row, `width` per row, row after row.
+    private(set) var values: [DatabaseValue] = []
     /// The number of values of each row.
     let width: Int
+    /// The number of rows.
+    private(set) var count = 0
 
     init(width: Int, minimumCapacity: Int = 0) {
         self.width = width
-        rows.reserveCapacity(minimumCapacity)
+        values.reserveCapacity(minimumCapacity * width)
     }
 
-    /// The number of rows.
-    var count: Int { rows.count }
-
     /// The values of row `row`.
-    subscript(row: Int) -> [DatabaseValue] { rows[row] }
+    subscript(row: Int) -> ArraySlice<DatabaseValue> { values[(row * width)..<((row + 1) * width)] }
 
     /// The value of column `column` of row `row`.
     @inline(__always)
     func value(_ row: Int, _ column: Int) -> DatabaseValue {
-        rows[row][column]
+        values[row * width + column]
     }
 
     /// Appends a row of `width` values, `value(column)` for each column.
     @inline(__always)
     mutating func appendRow(_ value: (Int) -> DatabaseValue) {
-        let width = width
-        rows.append([DatabaseValue](unsafeUninitializedCapacity: width) { buffer, initializedCount in
-            for column in 0..<width { buffer.initializeElement(at: column, to: value(column)) }
-            initializedCount = width
-        })
+        for column in 0..<width { values.append(value(column)) }
+        count += 1
     }
 
     /// Appends a row.
     mutating func appendRow(_ row: [DatabaseValue]) {
         assert(row.count == width, "RowValues: a row of \(row.count) values in rows of \(width)")
-        rows.append(row)
+        values.append(contentsOf: row)
+        count += 1
     }
 
     /// Appends the rows `range` of `other`, whose width is the same.
+    ///
+    /// - Complexity: O(range.count × width), with no allocation when the
+    ///   capacity suffices.
     mutating func appendRows(_ range: Range<Int>, of other: RowValues) {
         guard !range.isEmpty else { return }
         assert(other.width == width, "RowValues: rows of \(other.width) values appended to rows of \(width)")
-        rows.append(contentsOf: other.rows[range])
+        // A loop, that the compiler specializes, rather than
+        // `append(contentsOf:)`, which copies through the runtime's generic
+        // value witnesses.
+        other.values.withUnsafeBufferPointer { source in
+            for index in (range.lowerBound * width)..<(range.upperBound * width) { values.append(source[index]) }
+        }
+        count += range.count
+    }
+
+    /// Calls `body` with the values of all rows, row after row, in place.
+    func withUnsafeValues<Result>(_ body: (UnsafeBufferPointer<DatabaseValue>) throws -> Result) rethrows -> Result {
+        try values.withUnsafeBufferPointer(body)
     }
 
     /// Compares the keys of rows `left` and `right` in SQLite's `BINARY`
@@ -63,7 +74,7 @@ struct RowValues: Sendable {
     /// The same rows, ordered by `areInIncreasingOrder`, which compares row offsets.
     func sorted(by areInIncreasingOrder: (Int, Int) -> Bool) -> RowValues {
         var sorted = RowValues(width: width, minimumCapacity: count)
-        for row in (0..<count).sorted(by: areInIncreasingOrder) { sorted.rows.append(rows[row]) }
+        for row in (0..<count).sorted(by: areInIncreasingOrder) { sorted.appendRows(row..<(row + 1), of: self) }
         return sorted
     }
 }

@@ -16,7 +16,7 @@ extension Statement {
     /// - Returns: Negative, zero or positive.
     /// - Complexity: O(n) for texts and blobs, where n is their byte count.
     @inline(__always)
-    func compareColumn(at index: Int32, with value: DatabaseValue) -> Int {
+    func compareColumn(at index: Int32, with value: borrowing DatabaseValue) -> Int {
         // One call that reaches the column, then calls that only read it.
         // > The sqlite3_value objects returned by sqlite3_column_value() are
         // > unprotected. [...] If the sqlite3_value object returned by

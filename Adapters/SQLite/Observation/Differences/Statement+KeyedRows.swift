@@ -37,7 +37,12 @@ extension Statement {
         // `reusedRange` are kept, and not appended to `rows` yet.
         var hintIndex = 0
         var reusedRange = 0..<0
-        try hintRows.rows.withUnsafeBufferPointer { hintValues in
+        try hintRows.withUnsafeValues { hintValues in
+            // A copy local to the closure: reading an array out of a
+            // captured variable, which lives in a box, would cost a retain
+            // and a release per row.
+            var loopKeyIndices = keyIndices
+            defer { keyIndices = loopKeyIndices }
             while try step() {
                 if isFirstStep {
                     isFirstStep = false
@@ -45,16 +50,18 @@ extension Statement {
                     // first step, after a schema change: look the key up
                     // again, forget a hint of other columns.
                     if columnNames != resolvedColumnNames {
-                        keyIndices = try keyColumnIndices(keyColumns, addedRowID: addedRowID, tableName: tableName)
+                        loopKeyIndices = try keyColumnIndices(keyColumns, addedRowID: addedRowID, tableName: tableName)
                         rows = RowValues(width: columnCount)
-                        if usableHint(hint, keyIndices: keyIndices) == nil {
+                        if usableHint(hint, keyIndices: loopKeyIndices) == nil {
                             hint = nil
                             hintIndex = hintRows.count
                         }
                     }
                 }
                 if isSorted, hintIndex < hintRows.count,
-                    let reused = matchHint(hintValues, at: &hintIndex, unused: &unusedHintIndices, keyIndices: keyIndices)
+                    let reused = matchHint(
+                        hintValues, width: hintRows.width, count: hintRows.count, at: &hintIndex,
+                        unused: &unusedHintIndices, keyIndices: loopKeyIndices)
                 {
                     if reused == reusedRange.upperBound {
                         reusedRange = reusedRange.lowerBound..<(reused + 1)
@@ -68,7 +75,7 @@ extension Statement {
                 reusedRange = 0..<0
                 readIndices.append(rows.count)
                 rows.appendRow { columnValue(at: Int32($0)) }
-                if isSorted, rows.count > 1, rows.compareKeys(rows.count - 2, rows.count - 1, keyIndices: keyIndices) >= 0 {
+                if isSorted, rows.count > 1, rows.compareKeys(rows.count - 2, rows.count - 1, keyIndices: loopKeyIndices) >= 0 {
                     isSorted = false
                 }
             }
@@ -103,28 +110,33 @@ extension Statement {
     /// over has no equal row further on), with `hintIndex < hintRows.count`.
     @inline(__always)
     private func matchHint(
-        _ hintRows: UnsafeBufferPointer<[DatabaseValue]>, at hintIndex: inout Int, unused: inout [Int], keyIndices: [Int]
+        _ hintValues: UnsafeBufferPointer<DatabaseValue>, width: Int, count hintCount: Int,
+        at hintIndex: inout Int, unused: inout [Int], keyIndices: [Int]
     ) -> Int? {
+        // The values of hint row `row`, in place.
+        func hintRow(_ row: Int) -> UnsafeBufferPointer<DatabaseValue> {
+            UnsafeBufferPointer(rebasing: hintValues[(row * width)..<((row + 1) * width)])
+        }
         // Most rows are the next hint row, unchanged: one comparison of
         // every column, the key included, finds them.
-        if hintRows[hintIndex].withUnsafeBufferPointer({ currentRowEquals($0, skipping: -1) }) {
+        if currentRowEquals(hintRow(hintIndex), skipping: -1) {
             hintIndex += 1
             return hintIndex - 1
         }
         // The key is equal when compared: with one column, no need to
         // compare it again.
         let skippedIndex = keyIndices.count == 1 ? keyIndices[0] : -1
-        while hintIndex < hintRows.count {
+        while hintIndex < hintCount {
             let index = hintIndex
             // The current row's key compared with the hint row's.
             var order = 0
             for keyIndex in keyIndices {
-                order = compareColumn(at: Int32(keyIndex), with: hintRows[index][keyIndex])
+                order = compareColumn(at: Int32(keyIndex), with: hintValues[index * width + keyIndex])
                 if order != 0 { break }
             }
             if order < 0 { return nil }
             hintIndex += 1
-            if order == 0, hintRows[index].withUnsafeBufferPointer({ currentRowEquals($0, skipping: skippedIndex) }) {
+            if order == 0, currentRowEquals(hintRow(index), skipping: skippedIndex) {
                 return index
             }
             unused.append(index)
