@@ -37,6 +37,13 @@ final class TransactionObserverBroker {
     @exclusivity(unchecked) private var regionIndex = DatabaseRegionIndex<Int>()
     @exclusivity(unchecked) private var commitObservers: [Int: any DatabaseCommitObserver] = [:]
     private var nextObserverID = 0
+    /// The observations that want the rowids their commits changed (see
+    /// `committedRowIDs(forObserver:)`), with the table whose rowids they
+    /// want. Empty on the update-hook path, whose events miss rows.
+    @exclusivity(unchecked) private var rowIDTables: [Int: String] = [:]
+    /// During the notifications of a commit, the rowids it changed for each
+    /// observation of `rowIDTables` it concerns.
+    private var committedRowIDs: [Int: ChangedRowIDs] = [:]
 
     private struct UserObserver {
         weak var weakObserver: (any TransactionObserver)?
@@ -61,6 +68,9 @@ final class TransactionObserverBroker {
     private struct Level {
         var name: String?
         var changed: Set<Int> = []
+        /// For the observations of `rowIDTables` among `changed`, the rows
+        /// changed at this level.
+        var rowIDs: [Int: ChangedRowIDs] = [:]
         var userEvents: [(observer: any TransactionObserver, event: DatabaseEvent)] = []
     }
     /// Level 0 is the transaction; each savepoint adds one.
@@ -113,11 +123,18 @@ final class TransactionObserverBroker {
     // MARK: - Registration
 
     /// Registers an observation with its region; returns its identifier.
-    func register(_ observer: any DatabaseCommitObserver, region: DatabaseRegion) -> Int {
+    ///
+    /// - Parameter rowIDTable: A table whose changed rowids the observation
+    ///   wants after each commit that concerns it: see
+    ///   `committedRowIDs(forObserver:)`.
+    func register(_ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String? = nil) -> Int {
         installHooksIfNeeded()
         let id = nextObserverID
         nextObserverID += 1
         commitObservers[id] = observer
+        // The update hook misses the rows that `INSERT OR REPLACE` deletes,
+        // and the old rowid of an UPDATE that changes it: no rowids there.
+        if let rowIDTable, usesPreUpdateHook { rowIDTables[id] = rowIDTable }
         regionIndex.insert(region, for: id)
         regionsDidChange()
         return id
@@ -133,8 +150,12 @@ final class TransactionObserverBroker {
     /// Unregisters an observation (idempotent).
     func unregister(_ id: Int) {
         commitObservers[id] = nil
+        rowIDTables[id] = nil
         _ = regionIndex.remove(id)
-        for index in levels.indices { levels[index].changed.remove(id) }
+        for index in levels.indices {
+            levels[index].changed.remove(id)
+            levels[index].rowIDs[id] = nil
+        }
         regionsDidChange()
     }
 
@@ -339,9 +360,9 @@ final class TransactionObserverBroker {
     private func dispatch(_ event: DatabaseEvent, _ operation: Int32, markedAs markedEvent: DatabaseEvent? = nil) {
         let top = levels.count - 1
         if let markedEvent {
-            Self.forEachKey(in: &regionIndex, impactedBy: markedEvent) { id in levels[top].changed.insert(id) }
+            Self.forEachKey(in: &regionIndex, impactedBy: markedEvent) { id in mark(id, event: markedEvent, level: top) }
         } else {
-            Self.forEachKey(in: &regionIndex, impactedBy: event) { id in levels[top].changed.insert(id) }
+            Self.forEachKey(in: &regionIndex, impactedBy: event) { id in mark(id, event: event, level: top) }
         }
         guard !statementUserObservers.isEmpty,
             let observers = statementUserObservers[
@@ -352,6 +373,21 @@ final class TransactionObserverBroker {
         } else {
             for observer in observers { levels[top].userEvents.append((observer, event)) }
         }
+    }
+
+    /// Marks observation `id` changed at savepoint level `level`, with the
+    /// event's row for an observation that wants rowids.
+    @inline(__always)
+    private func mark(_ id: Int, event: DatabaseEvent, level: Int) {
+        levels[level].changed.insert(id)
+        if rowIDTables.isEmpty { return }
+        recordRowID(of: event, forObserver: id, level: level)
+    }
+
+    /// Records the row of an event for an observation of `rowIDTables`.
+    private func recordRowID(of event: DatabaseEvent, forObserver id: Int, level: Int) {
+        guard let table = rowIDTables[id] else { return }
+        levels[level].rowIDs[id, default: .none(table: table)].insert(event.rowID, ofTable: event.kind.tableName)
     }
 
     /// Visits the keys an event concerns, reading the index in place: called
@@ -521,6 +557,11 @@ final class TransactionObserverBroker {
             for level in levels[index...] {
                 merged.changed.formUnion(level.changed)
                 merged.userEvents.append(contentsOf: level.userEvents)
+                merged.rowIDs.merge(level.rowIDs) { rowIDs, other in
+                    var union = rowIDs
+                    union.formUnion(other)
+                    return union
+                }
             }
             levels.removeSubrange((index - 1)...)
             levels.append(merged)
@@ -532,6 +573,7 @@ final class TransactionObserverBroker {
             levels.removeSubrange((index + 1)...)
             levels[index].changed = []
             levels[index].userEvents = []
+            levels[index].rowIDs = [:]
         }
     }
 
@@ -541,6 +583,7 @@ final class TransactionObserverBroker {
         let top = levels.count - 1
         regionIndex.forEachKey(impactedBy: DatabaseEvent(kind: .delete(tableName: table), rowID: nil)) { id in
             levels[top].changed.insert(id)
+            if rowIDTables[id] != nil { levels[top].rowIDs[id] = .unknown }
         }
     }
 
@@ -560,12 +603,20 @@ final class TransactionObserverBroker {
         commitCount += 1
         // The commit hook delivered the events buffered in savepoints.
         var changed = Set<Int>()
-        for level in levels { changed.formUnion(level.changed) }
+        for level in levels {
+            changed.formUnion(level.changed)
+            committedRowIDs.merge(level.rowIDs) { rowIDs, other in
+                var union = rowIDs
+                union.formUnion(other)
+                return union
+            }
+        }
         levels = [Level()]
         // Registration order, for a deterministic order of notifications.
         for id in changed.sorted() {
             commitObservers[id]?.databaseDidCommitChanges(database)
         }
+        committedRowIDs = [:]
         for entry in userObservers {
             entry.observer?.databaseDidCommit(database)
         }
@@ -584,6 +635,17 @@ final class TransactionObserverBroker {
         for id in commitObservers.keys.sorted() {
             commitObservers[id]?.databaseDidCommitChanges(database)
         }
+    }
+
+    /// The rows of its table that the commit being notified changed, for an
+    /// observation registered with a `rowIDTable`, called from its
+    /// `databaseDidCommitChanges(_:)`: `unknown` when the hooks cannot tell
+    /// (see `ChangedRowIDs`), and outside the notifications of a local
+    /// commit (an external commit, a fetch scheduled otherwise).
+    ///
+    /// - Complexity: O(1).
+    func committedRowIDs(forObserver id: Int) -> ChangedRowIDs {
+        committedRowIDs[id] ?? .unknown
     }
 
     private func didRollback() {

@@ -10,6 +10,33 @@ enum ObservationTracking: Sendable {
     case regions([any DatabaseRegionConvertible])
 }
 
+/// How an observation refetches only the rows that commits changed, when
+/// it can (see `ChangedRowIDs`).
+package struct IncrementalFetch: Sendable {
+    /// The table whose changed rowids the fetch needs.
+    let table: String
+    /// Returns the value of the current state, given the value the same run
+    /// fetched last and the rowids of `table` changed since (a superset of
+    /// them), or nil when it cannot: the observation then runs its full fetch.
+    let fetch: @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
+    /// How many fetches were incremental, in every run of the observation.
+    package let statistics = IncrementalFetchStatistics()
+}
+
+/// The number of incremental fetches of an observation, for tests: they
+/// check that an observation refetches only changed rows when it should,
+/// and never when it should not.
+package final class IncrementalFetchStatistics: Sendable {
+    private let count = ObservationLock(0)
+
+    /// The number of fetches that were incremental.
+    package var incrementalFetchCount: Int { count.withLock { $0 } }
+
+    func recordIncrementalFetch() {
+        count.withLock { $0 += 1 }
+    }
+}
+
 /// An observation of a value fetched from the database: it delivers the
 /// current value when it starts, then a fresh value after each committed
 /// transaction that could have changed it.
@@ -45,14 +72,20 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// each fetched value into the value to deliver, or nil to deliver nothing.
     /// It runs on the observation's serial queue, off the database.
     let makeReducer: @Sendable () -> (any Sendable) throws -> Value?
+    /// For an observation with `.regions` tracking whose value can be
+    /// refetched from the previous one and the rows that changed. It
+    /// returns what `fetch` would return.
+    package let incrementalFetch: IncrementalFetch?
 
     init(
         tracking: ObservationTracking,
         fetch: @escaping @Sendable (Database) throws -> any Sendable,
+        incrementalFetch: IncrementalFetch? = nil,
         makeReducer: @escaping @Sendable () -> (any Sendable) throws -> Value?
     ) {
         self.tracking = tracking
         self.fetch = fetch
+        self.incrementalFetch = incrementalFetch
         self.makeReducer = makeReducer
     }
 
@@ -102,7 +135,7 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// queue, off the database.
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> ValueObservation<T> {
         let makeReducer = self.makeReducer
-        return ValueObservation<T>(tracking: tracking, fetch: fetch) {
+        return ValueObservation<T>(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
             let reduce = makeReducer()
             return { fetched in try reduce(fetched).map(transform) }
         }
@@ -112,7 +145,7 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// the previous delivered value.
     public func removeDuplicates(by isDuplicate: @escaping @Sendable (Value, Value) -> Bool) -> Self {
         let makeReducer = self.makeReducer
-        return ValueObservation(tracking: tracking, fetch: fetch) {
+        return ValueObservation(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
             let reduce = makeReducer()
             var previous: Value?
             return { fetched in

@@ -8,14 +8,25 @@ import Foundation
 /// configuration observes external changes: see `ExternalChangeWatcher`),
 /// reduces on its own serial queue, and delivers through its scheduler.
 ///
+/// An observation with an `IncrementalFetch` gets, with each commit, the
+/// rowids it changed, and refetches from its previous value and those rows
+/// when the hooks could tell them, and no other connection or process
+/// committed meanwhile: the writer's `PRAGMA data_version`, read once the
+/// state to fetch is fixed (in the writer's read transaction, or after a
+/// reader has pinned it), changes only for the commits of other
+/// connections. A change read there may have reached the fetched state or
+/// only the next one: both fetch everything.
+///
 /// `@unchecked Sendable`: the `let` properties are Sendable or only used as
-/// said here; `reduce` only runs on `reductionQueue`; `observerID` and
-/// `region` are only touched on the writer's queue; `fetchState` is behind
-/// its lock.
+/// said here; `reduce` only runs on `reductionQueue`; `observerID`,
+/// `region` and `unfetchedRowIDs` are only touched on the writer's queue;
+/// `fetchState` is behind its lock.
 final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked Sendable {
     private let host: any ObservationHost
     private let tracking: ObservationTracking
     private let fetch: @Sendable (Database) throws -> any Sendable
+    /// Only with `.regions` tracking.
+    private let incrementalFetch: IncrementalFetch?
     private let reduce: (any Sendable) throws -> Value?
     private let reductionQueue: DispatchQueue
     private let scheduler: ValueObservationScheduler
@@ -26,6 +37,15 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // Writer queue only.
     private var observerID: Int?
     private var region = DatabaseRegion()
+    /// The rows changed by the commits that the next fetch will see, and
+    /// the previous one did not.
+    private var unfetchedRowIDs = ChangedRowIDs.unknown
+    /// The writer's `data_version` when the state of the last fetch was
+    /// fixed, for an incremental fetch.
+    private var writerDataVersion: Int?
+    /// Another connection committed before the last fetch's state was
+    /// fixed, maybe after: the next fetch fetches everything too.
+    private var nextFetchMissesExternalCommit = false
 
     /// Commits are numbered by the broker's `commitCount`.
     private struct FetchState {
@@ -42,6 +62,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         var isFinished = false
         /// The error was handed to `onError`: no other one will be.
         var hasFailed = false
+        /// The value of the latest fetch, for an incremental fetch.
+        var lastFetched: (any Sendable)?
     }
     private let fetchState = ObservationLock(FetchState())
 
@@ -55,6 +77,11 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         self.host = host
         self.tracking = observation.tracking
         self.fetch = observation.fetch
+        if case .regions = observation.tracking {
+            self.incrementalFetch = observation.incrementalFetch
+        } else {
+            self.incrementalFetch = nil
+        }
         self.reduce = observation.makeReducer()
         self.reductionQueue = DispatchQueue(label: host.configuration.label + ".observation")
         self.scheduler = scheduler
@@ -120,7 +147,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             switch tracking {
             case .regions(let regions):
                 region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
-                fetched = try inReadTransaction(db) { try fetch(db) }
+                fetched = try inReadTransaction(db) {
+                    if incrementalFetch != nil { writerDataVersion = try db.dataVersion() }
+                    return try fetch(db)
+                }
             case .recorded, .constantRegion:
                 (fetched, region) = try inReadTransaction(db) { try db.recordingSelection { try fetch(db) } }
             }
@@ -128,11 +158,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             host.observationDidEnd()
             throw error
         }
-        observerID = db.observationBroker.register(self, region: region)
+        observerID = db.observationBroker.register(self, region: region, rowIDTable: incrementalFetch?.table)
+        if let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
         let commit = db.observationBroker.commitCount
         fetchState.withLock { state in
             state.latestChange = commit
             state.fetchedChange = commit
+            if incrementalFetch != nil { state.lastFetched = fetched }
         }
         return fetched
     }
@@ -140,6 +172,11 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // MARK: - Fetching after commits
 
     func databaseDidCommitChanges(_ db: Database) {
+        if incrementalFetch != nil {
+            // Unknown when this is not the notification of a local commit.
+            let rowIDs = observerID.map { db.observationBroker.committedRowIDs(forObserver: $0) } ?? .unknown
+            unfetchedRowIDs.formUnion(rowIDs)
+        }
         let commit = db.observationBroker.commitCount
         fetchState.withLock { $0.latestChange = max($0.latestChange, commit) }
         fetchIfDue(db)
@@ -149,20 +186,23 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// again when it ends, if needed), or the last one read this state.
     private func fetchIfDue(_ db: Database) {
         let commit = db.observationBroker.commitCount
-        let mayFetch = fetchState.withLock { state -> Bool in
-            guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return false }
+        // The fetch reads the state of this commit: the rows changed since
+        // the previous fetch are those changed until now.
+        let changes = fetchState.withLock { state -> FetchChanges? in
+            guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return nil }
             state.isFetching = true
             state.fetchedChange = commit
-            return true
+            return FetchChanges(previous: state.lastFetched, rowIDs: unfetchedRowIDs)
         }
-        guard mayFetch else { return }
+        guard let changes else { return }
+        if let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
         if let reader = host.readerIfAvailable() {
             // Open a read transaction on the state just committed while the
             // writer is still held, then let the writer go: the fetch runs
             // on the reader, concurrently with later writes.
             do {
                 try reader.sync { readerDB in try readerDB.beginPinnedRead() }
-                fetchOnPinnedReader(reader, commitCount: commit)
+                fetchOnPinnedReader(reader, commitCount: commit, changes: checkingExternalCommits(db, changes))
                 return
             } catch {
                 host.releaseReader(reader)
@@ -170,15 +210,50 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         }
         // A queue, or a pool whose readers are all busy (they may be waiting
         // for the writer): fetch here.
-        let result = Result { try fetchOnWriter(db) }
+        let result = Result { try fetchOnWriter(db, changes: changes) }
         if case .failure = result { fetchDidFail() }
         enqueue(result)
-        fetchDidEnd()
+        fetchDidEnd(fetched: try? result.get())
     }
 
-    private func fetchOnWriter(_ db: Database) throws -> any Sendable {
+    /// What a fetch may start from: the previous value and the rows changed since.
+    private struct FetchChanges: Sendable {
+        var previous: (any Sendable)?
+        var rowIDs: ChangedRowIDs
+    }
+
+    /// `changes`, or unknown changes when another connection may have
+    /// committed since the previous fetch. Called on the writer once the
+    /// state to fetch is fixed.
+    private func checkingExternalCommits(_ db: Database, _ changes: FetchChanges) -> FetchChanges {
+        guard incrementalFetch != nil else { return changes }
+        let dataVersion = try? db.dataVersion()
+        let missesExternalCommit = nextFetchMissesExternalCommit
+        nextFetchMissesExternalCommit = dataVersion == nil || dataVersion != writerDataVersion
+        writerDataVersion = dataVersion
+        guard !missesExternalCommit, !nextFetchMissesExternalCommit else {
+            return FetchChanges(previous: changes.previous, rowIDs: .unknown)
+        }
+        return changes
+    }
+
+    /// The value of the current state: from the previous value and the
+    /// changed rows when the observation and the hooks allow it, else from
+    /// the full fetch.
+    private func fetchValue(_ db: Database, changes: FetchChanges) throws -> any Sendable {
+        if let incrementalFetch, let previous = changes.previous, case .rowIDs(_, let rowIDs) = changes.rowIDs {
+            // Any error, such as a missing table, is the full fetch's to throw.
+            if let value = try? incrementalFetch.fetch(db, previous, rowIDs) {
+                incrementalFetch.statistics.recordIncrementalFetch()
+                return value
+            }
+        }
+        return try fetch(db)
+    }
+
+    private func fetchOnWriter(_ db: Database, changes: FetchChanges) throws -> any Sendable {
         guard case .recorded = tracking else {
-            return try inReadTransaction(db) { try fetch(db) }
+            return try inReadTransaction(db) { try fetchValue(db, changes: checkingExternalCommits(db, changes)) }
         }
         let (fetched, newRegion) = try inReadTransaction(db) { try db.recordingSelection { try fetch(db) } }
         if newRegion != region, let observerID {
@@ -190,14 +265,14 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// Fetches on a reader whose read transaction is pinned to the commit
     /// number `commitCount` of the writer, then releases it.
-    private func fetchOnPinnedReader(_ reader: SerializedDatabase, commitCount: Int) {
+    private func fetchOnPinnedReader(_ reader: SerializedDatabase, commitCount: Int, changes: FetchChanges) {
         reader.asyncAccess({ [self] db -> (any Sendable, DatabaseRegion?) in
             defer { db.endPinnedRead() }
             if case .recorded = tracking {
                 let (fetched, region) = try db.recordingSelection { try fetch(db) }
                 return (fetched, region)
             }
-            return (try fetch(db), nil)
+            return (try fetchValue(db, changes: changes), nil)
         }, completion: { [self] result in
             host.releaseReader(reader)
             if case .success((_, let newRegion?)) = result {
@@ -216,7 +291,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             }
             if case .failure = result { fetchDidFail() }
             enqueue(result.map { $0.0 })
-            fetchDidEnd()
+            fetchDidEnd(fetched: try? result.get().0)
         })
     }
 
@@ -226,10 +301,12 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         fetchState.withLock { $0.isFinished = true }
     }
 
-    /// Ends a fetch; fetches again, from the writer, if a commit happened meanwhile.
-    private func fetchDidEnd() {
+    /// Ends a fetch, keeping its value for the next incremental fetch;
+    /// fetches again, from the writer, if a commit happened meanwhile.
+    private func fetchDidEnd(fetched: (any Sendable)?) {
         let fetchAgain = fetchState.withLock { state -> Bool in
             state.isFetching = false
+            if incrementalFetch != nil { state.lastFetched = fetched }
             return !state.isFinished && state.latestChange > state.fetchedChange
         }
         if fetchAgain {

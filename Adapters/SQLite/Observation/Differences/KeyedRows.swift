@@ -66,6 +66,72 @@ final class KeyedRows: Sendable {
     }
 }
 
+extension KeyedRows {
+    /// The rows of `base`, keyed by rowid, with the rows of the rowids
+    /// `rowIDs` replaced by the rows of `changed`: the rows those rowids
+    /// have now, among the rows of the request. So a row of `base` whose
+    /// rowid is in `rowIDs` and is not in `changed` is gone.
+    ///
+    /// The result is built from `base` (see `Reuse`): its read rows are
+    /// those of `changed`, and the unused rows of `base` those of `rowIDs`.
+    ///
+    /// Nil when the rows do not have the same columns, or are not keyed by
+    /// one integer column, or when `changed` has a row whose rowid is not
+    /// in `rowIDs`.
+    ///
+    /// - Parameters:
+    ///   - base: Rows of an earlier fetch.
+    ///   - rowIDs: The rowids that may have changed since, ascending, unique.
+    ///   - changed: The rows of the request among `rowIDs`, now.
+    /// - Complexity: O(k log n + n × c), where k is the number of rowids,
+    ///   n the number of rows and c the number of columns: a binary search
+    ///   per rowid, and a copy of the values of the rows.
+    convenience init?(base: KeyedRows, replacingRowIDs rowIDs: [Int64], with changed: KeyedRows) {
+        guard base.keyIndices.count == 1, changed.keyIndices == base.keyIndices, changed.hasSameColumns(as: base)
+        else { return nil }
+        let keyIndex = base.keyIndices[0]
+        func rowID(_ rows: RowValues, _ row: Int) -> Int64? {
+            if case .integer(let rowID) = rows.value(row, keyIndex).storage { return rowID }
+            return nil
+        }
+        let baseRows = base.rows
+        let changedRows = changed.rows
+        var rows = RowValues(width: baseRows.width, minimumCapacity: baseRows.count + changedRows.count)
+        var readIndices: [Int] = []
+        var unusedBaseIndices: [Int] = []
+        // The base rows before `position` are handled.
+        var position = 0
+        var changedIndex = 0
+        for target in rowIDs {
+            // The first base row at or after `position` whose rowid is not
+            // less than `target`.
+            var low = position
+            var high = baseRows.count
+            while low < high {
+                let middle = low + (high - low) / 2
+                guard let middleRowID = rowID(baseRows, middle) else { return nil }
+                if middleRowID < target { low = middle + 1 } else { high = middle }
+            }
+            rows.appendRows(position..<low, of: baseRows)
+            position = low
+            if position < baseRows.count, rowID(baseRows, position) == target {
+                unusedBaseIndices.append(position)
+                position += 1
+            }
+            if changedIndex < changedRows.count, rowID(changedRows, changedIndex) == target {
+                readIndices.append(rows.count)
+                rows.appendRows(changedIndex..<(changedIndex + 1), of: changedRows)
+                changedIndex += 1
+            }
+        }
+        guard changedIndex == changedRows.count else { return nil }
+        rows.appendRows(position..<baseRows.count, of: baseRows)
+        self.init(
+            rows: rows, layout: base.layout, keyIndices: base.keyIndices, recordLayout: base.recordLayout,
+            reuse: Reuse(base: ObjectIdentifier(base), readIndices: readIndices, unusedBaseIndices: unusedBaseIndices))
+    }
+}
+
 /// A weak reference to the rows of the latest fetch of an observation, the
 /// hint of its next fetch.
 ///

@@ -46,11 +46,8 @@ struct RowValues: Sendable {
     mutating func appendRows(_ range: Range<Int>, of other: RowValues) {
         guard !range.isEmpty else { return }
         assert(other.width == width, "RowValues: rows of \(other.width) values appended to rows of \(width)")
-        // A loop, that the compiler specializes, rather than
-        // `append(contentsOf:)`, which copies through the runtime's generic
-        // value witnesses.
         other.values.withUnsafeBufferPointer { source in
-            for index in (range.lowerBound * width)..<(range.upperBound * width) { values.append(source[index]) }
+            values.append(contentsOf: UnsafeBufferPointer(rebasing: source[(range.lowerBound * width)..<(range.upperBound * width)]))
         }
         count += range.count
     }

@@ -34,7 +34,9 @@ extension ValueObservation {
     public func orderedDifferences<Element>() -> ValueObservation<ElementsWithDifference<Element>>
     where Value: Collection, Value.Element == Element, Element: Identifiable & Equatable & Sendable {
         let makeReducer = self.makeReducer
-        return ValueObservation<ElementsWithDifference<Element>>(tracking: tracking, fetch: fetch) {
+        return ValueObservation<ElementsWithDifference<Element>>(
+            tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch
+        ) {
             let reduce = makeReducer()
             var previous: [Element] = []
             return { fetched in

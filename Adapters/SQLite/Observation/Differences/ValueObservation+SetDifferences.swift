@@ -45,7 +45,9 @@ extension ValueObservation {
     where Value: Collection, Value.Element == Element, Element: Identifiable & Equatable & Sendable,
         Element.ID: Comparable {
         let makeReducer = self.makeReducer
-        return ValueObservation<SetDifference<Element>>(tracking: tracking, fetch: fetch) {
+        return ValueObservation<SetDifference<Element>>(
+            tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch
+        ) {
             let reduce = makeReducer()
             var scanner = SetDifferenceScanner<Element, Element.ID>(
                 initialElements: initialElements, updateElement: updateElement.map { update in { update($0, $1) } })

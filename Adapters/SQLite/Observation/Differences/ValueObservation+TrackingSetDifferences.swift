@@ -151,6 +151,7 @@ extension ValueObservation {
                 hint.rows = rows
                 return rows
             },
+            incrementalFetch: queryInterfaceRequest.flatMap { incrementalFetch(of: $0, hint: hint) },
             makeReducer: {
                 var scanner: RecordSetDifferenceScanner<Record>?
                 return { fetched in
@@ -164,5 +165,53 @@ extension ValueObservation {
                     return difference.isEmpty ? nil : difference
                 }
             })
+    }
+
+    /// The fetch that refetches only the changed rows of a request whose
+    /// rows each depend on their own values only: a `QueryInterfaceRequest`
+    /// without limit (which makes a row's presence depend on the others)
+    /// and without SQL filter (which may compare a row with others, through
+    /// a subquery or a function). Nil for other requests.
+    ///
+    /// Each fetch runs the request restricted to the changed rowids, and
+    /// patches the previous rows with what it finds: O(k log n) lookups and
+    /// an O(n) copy of the kept rows, where k is the number of changed rows
+    /// and n the number of rows, instead of a scan of the table. It gives up
+    /// (the observation then scans) when the table's rows are not keyed by
+    /// their rowid, and beyond a quarter of the rows changed.
+    private static func incrementalFetch<Record>(
+        of request: QueryInterfaceRequest<Record>, hint: KeyedRowsHint
+    ) -> IncrementalFetch? {
+        guard request.limit == nil else { return nil }
+        for filter in request.filters {
+            if case .sql = filter { return nil }
+        }
+        return IncrementalFetch(table: request.tableName) { db, previous, rowIDs in
+            guard let base = previous as? KeyedRows, rowIDs.count <= max(64, base.rows.count / 4) else { return nil }
+            let schema = try db.existingTableSchema(named: request.tableName)
+            guard case .rowID(let column) = schema.primaryKey else { return nil }
+            let rowIDs = rowIDs.sorted()
+            let rowIDExpression = SQLScanner.quote(schema.name) + "." + schema.rowIDName
+            // One statement whatever the number of rows: the rowids are one
+            // argument, a JSON array.
+            let changedRows = request.filter(
+                sql: rowIDExpression + " IN (SELECT value FROM json_each(?))",
+                arguments: ["[" + rowIDs.map(String.init).joined(separator: ",") + "]"])
+            let statement: Statement
+            if column == nil {
+                // As the full fetch: the rowid, last.
+                let (sql, arguments) = try changedRows.makeSQL(db, selection: "*, " + rowIDExpression)
+                statement = try db.cachedStatement(sql: sql)
+                try statement.setArguments(arguments)
+            } else {
+                statement = try changedRows.prepareStatement(db)
+            }
+            let changed = try statement.fetchKeyedRows(
+                keyColumns: schema.primaryKeyColumnNames, addedRowID: column == nil, tableName: schema.name,
+                hint: nil)
+            guard let rows = KeyedRows(base: base, replacingRowIDs: rowIDs, with: changed) else { return nil }
+            hint.rows = rows
+            return rows
+        }
     }
 }

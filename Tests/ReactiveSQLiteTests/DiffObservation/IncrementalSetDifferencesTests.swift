@@ -1,0 +1,292 @@
+import Differences
+import Foundation
+import ReactiveSQLite
+import TestSupport
+import Testing
+
+/// `trackingSetDifferences` of requests whose rows each depend on their own
+/// values only refetches the rows that commits changed (see
+/// `IncrementalFetch`). Under random transactions that insert, update,
+/// delete, change rowids, replace conflicting rows, empty tables, and roll
+/// back savepoints and transactions, every difference goes from one
+/// committed state to a later one; such observations refetch incrementally
+/// with the pre-update hook and never with the update hook, and the other
+/// requests never do.
+@Suite(.timeLimit(.minutes(3))) struct IncrementalSetDifferencesTests {
+    /// `player(id INTEGER PRIMARY KEY, name TEXT UNIQUE, score)`: keyed by
+    /// its rowid alias.
+    struct Player: FetchableRecord, TableRecord, Sendable {
+        var id: Int64
+        var name: String
+        var score: Int
+
+        init(row: Row) throws {
+            id = try row["id"]
+            name = try row["name"]
+            score = try row["score"]
+        }
+    }
+
+    /// `tag(name TEXT UNIQUE, score)`: no primary key, keyed by the rowid the
+    /// observation adds.
+    struct Tag: FetchableRecord, TableRecord, Sendable {
+        var name: String
+        var score: Int
+
+        init(row: Row) throws {
+            name = try row["name"]
+            score = try row["score"]
+        }
+    }
+
+    static let schema = """
+        CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, score INTEGER NOT NULL);
+        CREATE TABLE tag (name TEXT NOT NULL UNIQUE, score INTEGER NOT NULL);
+        """
+
+    /// The rows of a request, `name/score` by key: the id of a player, the
+    /// name of a tag (unique: the checks do not see the rowid, which
+    /// records do not decode).
+    typealias State = [String: String]
+
+    /// One observed request: its observation, the same rows for the
+    /// checks, and whether it refetches incrementally (with the pre-update
+    /// hook).
+    struct Observed: Sendable {
+        var name: String
+        var observation: ValueObservation<SetDifference<Item>>
+        var sql: String
+        var isIncremental: Bool
+    }
+
+    /// A player or a tag, as the checks describe it.
+    struct Item: Sendable {
+        var key: String
+        var description: String
+    }
+
+    static func observation<Record: FetchableRecord & TableRecord & Sendable>(
+        _ request: QueryInterfaceRequest<Record>, key: @escaping @Sendable (Record) -> String,
+        describe: @escaping @Sendable (Record) -> String
+    ) -> ValueObservation<SetDifference<Item>> {
+        ValueObservation.trackingSetDifferences(request).map { difference in
+            func items(_ records: [Record]) -> [Item] { records.map { Item(key: key($0), description: describe($0)) } }
+            return SetDifference(
+                inserted: items(difference.inserted), updated: items(difference.updated),
+                deleted: items(difference.deleted))
+        }
+    }
+
+    /// New observation values for each test, which count their own
+    /// incremental fetches.
+    static func makeObserved() -> [Observed] {
+        let playerKey: @Sendable (Player) -> String = { "\($0.id)" }
+        let describePlayer: @Sendable (Player) -> String = { "\($0.name)/\($0.score)" }
+        let describeTag: @Sendable (Tag) -> String = { "\($0.name)/\($0.score)" }
+        return [
+            Observed(
+                name: "players by key",
+                observation: observation(Player.orderByPrimaryKey(), key: playerKey, describe: describePlayer),
+                sql: "SELECT CAST(id AS TEXT), name || '/' || score FROM player", isIncremental: true),
+            Observed(
+                name: "some players",
+                observation: observation(Player.filter(keys: Array(1...12)), key: playerKey, describe: describePlayer),
+                sql: "SELECT CAST(id AS TEXT), name || '/' || score FROM player WHERE id <= 12", isIncremental: true),
+            Observed(
+                name: "tags",
+                observation: observation(Tag.all(), key: { $0.name }, describe: describeTag),
+                sql: "SELECT name, name || '/' || score FROM tag", isIncremental: true),
+            Observed(
+                name: "players by SQL filter",
+                observation: observation(Player.filter(sql: "score > 1"), key: playerKey, describe: describePlayer),
+                sql: "SELECT CAST(id AS TEXT), name || '/' || score FROM player WHERE score > 1", isIncremental: false),
+            Observed(
+                name: "players with a limit",
+                observation: observation(Player.orderByPrimaryKey().limit(6), key: playerKey, describe: describePlayer),
+                sql: "SELECT CAST(id AS TEXT), name || '/' || score FROM player ORDER BY id LIMIT 6",
+                isIncremental: false),
+        ]
+    }
+
+    static func fetchStates(_ db: Database, _ observed: [Observed]) throws -> [State] {
+        try observed.map { observed in
+            var state = State()
+            for row in try SQLRequest<Row>(sql: observed.sql).fetchAll(db) {
+                state[try row[0]] = try row[1]
+            }
+            return state
+        }
+    }
+
+    /// One random statement, as SQL and arguments.
+    static func randomStatement(using random: inout SplitMix64) -> (String, StatementArguments) {
+        let id = Int64.random(in: 1...24, using: &random)
+        let otherID = Int64.random(in: 1...24, using: &random)
+        let name = "n\(Int.random(in: 0..<24, using: &random))"
+        let score = Int.random(in: 0..<4, using: &random)
+        switch Int.random(in: 0..<60, using: &random) {
+        case 0..<12:
+            // Replaces the row of the id, or of the name (another row).
+            return ("INSERT OR REPLACE INTO player (id, name, score) VALUES (?, ?, ?)", [id, name, score])
+        case 12..<18:
+            return ("INSERT OR IGNORE INTO player (name, score) VALUES (?, ?)", [name, score])
+        case 18..<28:
+            return ("UPDATE player SET score = ? WHERE id = ?", [score, id])
+        case 28..<31:
+            // The rowid changes; a conflict replaces the row of the new id.
+            return ("UPDATE OR REPLACE player SET id = ? WHERE id = ?", [otherID, id])
+        case 31..<34:
+            // No value changes.
+            return ("UPDATE player SET score = score WHERE id = ?", [id])
+        case 34..<40:
+            return ("DELETE FROM player WHERE id = ?", [id])
+        case 40:
+            // The truncate optimization, which the library turns off.
+            return ("DELETE FROM player", [])
+        case 41..<49:
+            return ("INSERT OR REPLACE INTO tag (name, score) VALUES (?, ?)", [name, score])
+        case 49..<53:
+            return ("UPDATE tag SET score = ? WHERE rowid = ?", [score, id])
+        case 53..<55:
+            // The rowid changes, unless it is taken (a replaced tag would
+            // be an update of another name, which the checks, that key tags
+            // by name, cannot tell).
+            return ("UPDATE OR IGNORE tag SET rowid = ? WHERE rowid = ?", [otherID, id])
+        case 55..<59:
+            return ("DELETE FROM tag WHERE rowid = ?", [id])
+        default:
+            return ("UPDATE player SET score = score + 1", [])
+        }
+    }
+
+    struct RolledBack: Error {}
+
+    @Test(arguments: DatabaseKind.allCases, [Configuration.ChangeTracking.automatic, .updateHookOnly])
+    func differencesGoFromOneCommittedStateToALaterOne(
+        kind: DatabaseKind, changeTracking: Configuration.ChangeTracking
+    ) async throws {
+        let test = try kind.make(changeTracking: changeTracking, sql: Self.schema)
+        let writer = test.writer
+        try writer.writeSQLWithoutTransaction("PRAGMA synchronous = OFF")
+        var random = SplitMix64(seed: 0x1AC4 + UInt64(DatabaseKind.allCases.firstIndex(of: kind)!))
+        let observed = Self.makeObserved()
+        let recorders = observed.map { _ in Recorder<SetDifference<Item>>() }
+        let cancellables = zip(observed, recorders).map { observed, recorder in
+            observed.observation.start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        }
+        defer { cancellables.forEach { $0.cancel() } }
+
+        var states: [[State]] = [try await writer.read { try Self.fetchStates($0, observed) }]
+        let stepCount = isRunningUnderThreadSanitizer ? 200 : 800
+        for _ in 0..<stepCount {
+            var statements: [(String, StatementArguments)] = []
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                statements.append(Self.randomStatement(using: &random))
+            }
+            // Some statements in a savepoint rolled back, some transactions
+            // rolled back.
+            let savepointStart = Int.random(in: 0...statements.count + 4, using: &random)
+            let rollsBack = Int.random(in: 0..<10, using: &random) == 0
+            do {
+                let committed = try await writer.write { [statements] db in
+                    for (index, (sql, arguments)) in statements.enumerated() {
+                        if index == savepointStart { try db.execute(sql: "SAVEPOINT s") }
+                        try db.execute(sql: sql, arguments: arguments)
+                    }
+                    if savepointStart < statements.count { try db.execute(sql: "ROLLBACK TO s; RELEASE s") }
+                    if rollsBack { throw RolledBack() }
+                    return try Self.fetchStates(db, observed)
+                }
+                states.append(committed)
+            } catch is RolledBack {}
+        }
+
+        for (index, (observed, recorder)) in zip(observed, recorders).enumerated() {
+            let final = states.last![index]
+            let observedStates = states.map { $0[index] }
+            // Wait until the differences lead to the final state.
+            let values = try await recorder.wait { values in
+                values.reduce(State()) { Self.apply($1, to: $0) } == final
+            }
+            // Each difference goes from the state the previous ones lead to,
+            // to a later committed state, and reports each row once.
+            var stateIndex = 0
+            for (valueIndex, difference) in values.enumerated() {
+                let next = Self.apply(difference, to: observedStates[stateIndex])
+                guard let nextIndex = observedStates[(stateIndex + 1)...].firstIndex(of: next) else {
+                    Issue.record("""
+                        \(observed.name), value \(valueIndex): \(Self.describe(difference)) leads from \
+                        \(observedStates[stateIndex].sorted { $0.key < $1.key }) to no later state; next states: \
+                        \(observedStates[(stateIndex + 1)...].prefix(3).map { $0.sorted { $0.key < $1.key } })
+                        """)
+                    break
+                }
+                stateIndex = nextIndex
+            }
+            let incrementalFetchCount = observed.observation.incrementalFetch?.statistics.incrementalFetchCount ?? 0
+            if observed.isIncremental && changeTracking == .automatic {
+                // Most commits change few rows; "DELETE FROM player", the
+                // savepoints, and the external-change checks fetch everything.
+                #expect(incrementalFetchCount > values.count / 2, "\(observed.name): \(incrementalFetchCount) of \(values.count)")
+            } else {
+                #expect(incrementalFetchCount == 0, "\(observed.name)")
+            }
+        }
+    }
+
+    /// A commit of another connection reaches no hook: the next fetch
+    /// reads everything (the writer's `data_version` tells), so that the
+    /// difference of the next local commit includes the other connection's
+    /// change, and the fetches after it are incremental again.
+    @Test(arguments: [DatabaseKind.fileQueue, .pool])
+    func commitsOfOtherConnectionsAreNotMissed(kind: DatabaseKind) async throws {
+        // The external-change watcher is off (the default): only the
+        // library's own check can see the other connection's commit.
+        let test = try kind.make(changeTracking: .automatic, sql: Self.schema + """
+            INSERT INTO player (id, name, score) VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0);
+            """)
+        let writer = test.writer
+        let observed = Self.makeObserved()[0]
+        let recorder = Recorder<SetDifference<Item>>()
+        let cancellable = observed.observation.start(
+            in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        let state: @Sendable ([SetDifference<Item>]) -> State = { $0.reduce(State()) { Self.apply($1, to: $0) } }
+        let score: @Sendable (Int, [SetDifference<Item>]) -> String? = { id, values in state(values)["\(id)"] }
+
+        _ = try await recorder.wait(for: 1)
+        try await writer.write { db in try db.execute(sql: "UPDATE player SET score = 1 WHERE id = 1") }
+        _ = try await recorder.wait { score(1, $0) == "a/1" }
+        let incrementalBefore = observed.observation.incrementalFetch!.statistics.incrementalFetchCount
+        #expect(incrementalBefore >= 1)
+
+        // Another connection changes player 2, then the writer player 3.
+        let other = try DatabaseQueue(path: test.path!)
+        try await other.write { db in try db.execute(sql: "UPDATE player SET score = 2 WHERE id = 2") }
+        other.close()
+        try await writer.write { db in try db.execute(sql: "UPDATE player SET score = 3 WHERE id = 3") }
+        let values = try await recorder.wait { score(3, $0) == "c/3" }
+        #expect(state(values) == ["1": "a/1", "2": "b/2", "3": "c/3"])
+
+        // Later local commits refetch incrementally again.
+        try await writer.write { db in try db.execute(sql: "UPDATE player SET score = 4 WHERE id = 1") }
+        try await writer.write { db in try db.execute(sql: "UPDATE player SET score = 5 WHERE id = 1") }
+        let finalValues = try await recorder.wait { score(1, $0) == "a/5" }
+        #expect(state(finalValues) == ["1": "a/5", "2": "b/2", "3": "c/3"])
+        #expect(observed.observation.incrementalFetch!.statistics.incrementalFetchCount > incrementalBefore)
+    }
+
+    static func describe(_ difference: SetDifference<Item>) -> String {
+        func list(_ items: [Item]) -> String { items.map { "\($0.key)=\($0.description)" }.joined(separator: ",") }
+        return "+[\(list(difference.inserted))] ~[\(list(difference.updated))] -[\(list(difference.deleted))]"
+    }
+
+    /// `state` after `difference`: a tag that moved to another rowid is
+    /// deleted, then inserted under the same name.
+    static func apply(_ difference: SetDifference<Item>, to state: State) -> State {
+        var state = state
+        for item in difference.deleted { state[item.key] = nil }
+        for item in difference.inserted + difference.updated { state[item.key] = item.description }
+        return state
+    }
+}
