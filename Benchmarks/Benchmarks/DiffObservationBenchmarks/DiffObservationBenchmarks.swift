@@ -8,7 +8,9 @@ import Foundation
 // 100 000 rows of `player(id INTEGER PRIMARY KEY, name TEXT NOT NULL,
 // score INTEGER NOT NULL)`, and observes `Player.orderByPrimaryKey()`:
 //
-// - ReactiveSQLite: `ValueObservation.trackingSetDifferences(Player.orderByPrimaryKey())`;
+// - ReactiveSQLite: `ValueObservation.trackingSetDifferences(Player.orderByPrimaryKey())`,
+//   which refetches the changed rows only, and the same through an SQL
+//   filter (`ReactiveSQLiteFullScan`), which scans the table at each commit;
 // - GRDB: `ValueObservation.trackingConstantRegion { try Player.orderByPrimaryKey().fetchAll($0) }`
 //   and a sorted merge of each array with the previous one (by id, `==` on
 //   common ids) on the delivery queue: a refetch and a merge per commit.
@@ -62,6 +64,8 @@ struct UpdatedRecords: Equatable {
 /// The observations, started on first use (outside measurements).
 nonisolated(unsafe) let reactiveSQLiteFixture: any DiffFixture = try! ReactiveSQLiteDiffFixture(
     path: directory + "/reactivesqlite.sqlite", rowCount: rowCount)
+nonisolated(unsafe) let reactiveSQLiteFullScanFixture: any DiffFixture = try! ReactiveSQLiteFullScanDiffFixture(
+    path: directory + "/reactivesqlite-full-scan.sqlite", rowCount: rowCount)
 nonisolated(unsafe) let reactiveSQLiteDecodingFixture: any DiffFixture = try! ReactiveSQLiteDecodingDiffFixture(
     path: directory + "/reactivesqlite-decoding.sqlite", rowCount: rowCount)
 nonisolated(unsafe) let grdbFixture: any DiffFixture = try! GRDBDiffFixture<GRDBPlayer>(
@@ -101,6 +105,9 @@ let benchmarks: @Sendable () -> Void = {
         ("GRDB", { grdbFixture }),
         // The same baseline with GRDB's fastest record decoding.
         ("GRDBRowDecoding", { grdbRowFixture }),
+        // The same observation through an SQL filter, which makes it scan
+        // the table at each commit (no refetch of the changed rows only).
+        ("ReactiveSQLiteFullScan", { reactiveSQLiteFullScanFixture }),
         // Not the target: `trackingAll(...).setDifferences()`, which
         // decodes every row at each commit, for comparison.
         ("ReactiveSQLiteDecodingAll", { reactiveSQLiteDecodingFixture }),

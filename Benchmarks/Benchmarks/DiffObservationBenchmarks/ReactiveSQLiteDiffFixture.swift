@@ -69,6 +69,18 @@ final class ReactiveSQLiteDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sen
     }
 }
 
+/// `ValueObservation.trackingSetDifferences(Player.filter(sql: "score >= 0").orderByPrimaryKey())`:
+/// the same rows, but an SQL filter may compare a row with others, so the
+/// observation scans the table at each commit instead of refetching the
+/// changed rows.
+final class ReactiveSQLiteFullScanDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sendable {
+    override init(path: String, rowCount: Int) throws {
+        try super.init(path: path, rowCount: rowCount)
+        start(ValueObservation.trackingSetDifferences(
+            ReactiveSQLitePlayer.filter(sql: "score >= 0").orderByPrimaryKey()))
+    }
+}
+
 /// `ValueObservation.trackingAll(Player.orderByPrimaryKey()).setDifferences()`:
 /// every row decoded at each commit, then the scanner.
 final class ReactiveSQLiteDecodingDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sendable {

@@ -61,9 +61,24 @@ extension ValueObservation {
     /// (a join; NULL keys, which SQLite allows in some tables); and with the
     /// error of a record's decoding.
     ///
-    /// - Complexity: Per commit, O(n × c) to fetch and compare n rows of c
-    ///   columns in key order (O(n log n) more when the request orders them
-    ///   otherwise), plus the decoding of the inserted and updated rows. An
+    /// Refetching only changed rows: when `request` is a
+    /// `QueryInterfaceRequest` without limit and without SQL filter (key
+    /// filters are fine), on a table keyed by its rowid (an `INTEGER PRIMARY
+    /// KEY`, or no primary key), each commit refetches only the rows it
+    /// changed, whose rowids SQLite's pre-update hook gives, and patches the
+    /// previous rows with them. The observation scans the table instead
+    /// after a commit whose rows it cannot know: with the update hook
+    /// (`Configuration.changeTracking`), after a schema change, a commit of
+    /// another connection or process, or more than 4 096 changed rows, and
+    /// when more than a quarter of the rows changed. Both give the same
+    /// differences.
+    ///
+    /// - Complexity: Per commit, when the observation refetches only changed
+    ///   rows: O(k log n) lookups and an O(n × c) copy of values, where k is
+    ///   the number of changed rows, n the number of rows and c the number of
+    ///   columns. Otherwise, O(n × c) to fetch and compare the rows in key
+    ///   order (O(n log n) more when the request orders them otherwise). Plus,
+    ///   in both cases, the decoding of the inserted and updated rows. An
     ///   unchanged row is compared in place, without being read into new
     ///   values.
     public static func trackingSetDifferences<Request: FetchRequest>(
