@@ -1,5 +1,5 @@
 extension OrderedDifference {
-    /// Computes the difference: one hashing pass over each collection, then a
+    /// Computes the difference: ids matched by hashing (`_matchIDs`), then a
     /// longest increasing subsequence of the common elements' old offsets,
     /// taken in new order, to find the fewest moves.
     ///
@@ -14,36 +14,21 @@ extension OrderedDifference {
         let oldElements = Array(old)
         let newElements = Array(new)
 
-        // Old offsets by id.
-        var oldOffsets = [Identification.ID: Int](minimumCapacity: oldElements.count)
-        for (offset, element) in oldElements.enumerated() {
-            let id = identification.id(of: element)
-            if oldOffsets.updateValue(offset, forKey: id) != nil {
-                throw DuplicateIDError(collection: .old, id: "\(id)")
-            }
-        }
-
-        // Match new elements with old ones.
+        // Match new elements with old ones by id.
+        let newToOld = try _matchIDs(
+            old: oldElements.map { identification.id(of: $0) }, new: newElements.map { identification.id(of: $0) })
         var newOffsetOfOld = [Int](repeating: -1, count: oldElements.count)
         var commonOldOffsets: [Int] = []
         var commonNewOffsets: [Int] = []
         commonOldOffsets.reserveCapacity(min(oldElements.count, newElements.count))
         commonNewOffsets.reserveCapacity(min(oldElements.count, newElements.count))
         var insertions: [Int] = []
-        var insertedIDs = Set<Identification.ID>()
-        for (newOffset, element) in newElements.enumerated() {
-            let id = identification.id(of: element)
-            if let oldOffset = oldOffsets[id] {
-                if newOffsetOfOld[oldOffset] >= 0 {
-                    throw DuplicateIDError(collection: .new, id: "\(id)")
-                }
+        for (newOffset, oldOffset) in newToOld.enumerated() {
+            if oldOffset >= 0 {
                 newOffsetOfOld[oldOffset] = newOffset
                 commonOldOffsets.append(oldOffset)
                 commonNewOffsets.append(newOffset)
             } else {
-                if !insertedIDs.insert(id).inserted {
-                    throw DuplicateIDError(collection: .new, id: "\(id)")
-                }
                 insertions.append(newOffset)
             }
         }

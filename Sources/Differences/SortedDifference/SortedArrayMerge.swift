@@ -71,23 +71,24 @@ internal func _forEachSortedMergeChange<Identification: _SortedMergeIdentificati
             let rightElement = right[rightIndex]
             let rightID = identification.rightID(rightElement)
             checkOrder(rightID, side: "right")
-            if leftID < rightID {
+            if leftID == rightID {
+                // The common case first: one comparison.
+                remember(leftID)
+                body(.common(leftElement, rightElement))
+                leftIndex += 1
+                rightIndex += 1
+            } else if leftID < rightID {
                 remember(leftID)
                 body(.left(leftElement))
                 leftIndex += 1
                 pendingID = rightID
                 phase = .readLeft
-            } else if rightID < leftID {
+            } else {
                 remember(rightID)
                 body(.right(rightElement))
                 rightIndex += 1
                 pendingID = leftID
                 phase = .readRight
-            } else {
-                remember(leftID)
-                body(.common(leftElement, rightElement))
-                leftIndex += 1
-                rightIndex += 1
             }
 
         case .readLeft:
