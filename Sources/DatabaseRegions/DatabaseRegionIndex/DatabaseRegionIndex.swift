@@ -116,7 +116,12 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     ///   several of the updated columns: such a key is examined once per
     ///   updated column it watches, and returned once, so d ≤ m × (u − 1).
     ///   Insertions, deletions, and updates that no key watches through two
-    ///   of the updated columns cost O(1 + u + m). Keys that watch the
+    ///   of the updated columns cost O(1 + u + m). No index can drop d in
+    ///   general: one that found the keys whose columns meet the updated
+    ///   ones in O(1 + u + m) would multiply a Boolean matrix (keys by
+    ///   columns) by a vector (the updated columns) in time linear in its
+    ///   side, which the online matrix-vector multiplication (OMv)
+    ///   conjecture rules out (Henzinger et al., STOC 2015). Keys that watch the
     ///   event's row through other columns only are not examined. Hashing
     ///   names adds time proportional to their length; for a table whose keys
     ///   watch c > 64 distinct columns, add O(c / 64) word operations per
