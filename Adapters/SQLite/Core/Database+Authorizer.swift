@@ -100,6 +100,29 @@ final class RegionRecorder {
     /// savepoint, which may undo a schema change.
     private(set) var rollsBack = false
 
+    /// The number of SELECTs the statement compiles: one per subquery,
+    /// common table expression and view, besides its own.
+    private var selectCount = 0
+
+    /// Whether the statement called a function outside `rowLocalFunctions`.
+    private var callsOtherFunctions = false
+
+    /// Built-in scalar functions whose result depends on their arguments
+    /// alone: not the date and time functions (`'now'`), not `random()`,
+    /// not `min` and `max` (aggregates with one argument), not the
+    /// application's functions. `like` and `glob` implement the operators;
+    /// `->` and `->>` the JSON operators.
+    private static let rowLocalFunctions: Set<String> = [
+        "abs", "char", "coalesce", "concat", "concat_ws", "format", "glob", "hex", "ifnull", "iif", "instr",
+        "length", "like", "likelihood", "likely", "lower", "ltrim", "nullif", "octet_length", "printf", "quote",
+        "replace", "round", "rtrim", "sign", "substr", "substring", "trim", "typeof", "unhex", "unicode",
+        "unlikely", "upper", "json", "json_extract", "json_type", "json_valid", "json_array_length", "->", "->>",
+    ]
+
+    /// One SELECT, without subquery, calling only `rowLocalFunctions`
+    /// (see `Statement.isRowLocal`).
+    var isRowLocal: Bool { selectCount == 1 && !callsOtherFunctions }
+
     func record(
         action: Int32,
         _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?,
@@ -131,6 +154,13 @@ final class RegionRecorder {
             changesSchema = true
         case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
             changesSchema = true
+        case SQLITE_SELECT:
+            selectCount += 1
+        case SQLITE_FUNCTION:
+            // argument2: the function name.
+            if let argument2, !Self.rowLocalFunctions.contains(String(cString: argument2).asciiLowercased) {
+                callsOtherFunctions = true
+            }
         case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
             // argument1: "BEGIN", "COMMIT", "RELEASE" or "ROLLBACK".
             if let argument1, String(cString: argument1) == "ROLLBACK" {

@@ -369,7 +369,7 @@ public final class Database {
         }
         return Statement(
             handle: handle, database: self, region: region, changesSchema: recorder.changesSchema,
-            rollsBack: recorder.rollsBack, effects: effectsRecorder ?? StatementEffects())
+            rollsBack: recorder.rollsBack, isRowLocal: recorder.isRowLocal, effects: effectsRecorder ?? StatementEffects())
     }
 
     // MARK: - Execution

@@ -52,6 +52,14 @@ public final class Statement {
     /// savepoint (`ROLLBACK`, `ROLLBACK TO`), which may undo a schema change.
     let rollsBack: Bool
 
+    /// Whether the statement is one SELECT, without subquery, that calls
+    /// only built-in functions whose result depends on their arguments
+    /// alone (see `RegionRecorder.isRowLocal`): whether a row belongs to its
+    /// result then depends on that row's values only, when it reads one
+    /// table and has no LIMIT, GROUP BY or DISTINCT (which the authorizer
+    /// does not report: callers check them).
+    let isRowLocal: Bool
+
     /// What the statement may change, and its savepoint action, for the
     /// observation broker.
     let effects: StatementEffects
@@ -76,9 +84,10 @@ public final class Statement {
 
     init(
         handle: OpaquePointer, database: Database, region: DatabaseRegion, changesSchema: Bool,
-        rollsBack: Bool, effects: StatementEffects
+        rollsBack: Bool, isRowLocal: Bool = false, effects: StatementEffects
     ) {
         self.effects = effects
+        self.isRowLocal = isRowLocal
         self.handle = handle
         self.database = database
         self.sql = String(cString: sqlite3_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)

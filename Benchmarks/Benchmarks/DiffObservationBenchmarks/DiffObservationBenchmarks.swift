@@ -9,8 +9,8 @@ import Foundation
 // score INTEGER NOT NULL)`, and observes `Player.orderByPrimaryKey()`:
 //
 // - ReactiveSQLite: `ValueObservation.trackingSetDifferences(Player.orderByPrimaryKey())`,
-//   which refetches the changed rows only, and the same through an SQL
-//   filter (`ReactiveSQLiteFullScan`), which scans the table at each commit;
+//   which refetches the changed rows only, and the same with the update
+//   hook (`ReactiveSQLiteFullScan`), which scans the table at each commit;
 // - GRDB: `ValueObservation.trackingConstantRegion { try Player.orderByPrimaryKey().fetchAll($0) }`
 //   and a sorted merge of each array with the previous one (by id, `==` on
 //   common ids) on the delivery queue: a refetch and a merge per commit.
@@ -105,7 +105,7 @@ let benchmarks: @Sendable () -> Void = {
         ("GRDB", { grdbFixture }),
         // The same baseline with GRDB's fastest record decoding.
         ("GRDBRowDecoding", { grdbRowFixture }),
-        // The same observation through an SQL filter, which makes it scan
+        // The same observation with the update hook, which makes it scan
         // the table at each commit (no refetch of the changed rows only).
         ("ReactiveSQLiteFullScan", { reactiveSQLiteFullScanFixture }),
         // Not the target: `trackingAll(...).setDifferences()`, which

@@ -23,8 +23,8 @@ class ReactiveSQLiteFixtureBase: @unchecked Sendable {
     var latest: UpdatedRecords?
     var cancellable: AnyDatabaseCancellable?
 
-    init(path: String, rowCount: Int) throws {
-        dbQueue = try DatabaseQueue(path: path)
+    init(path: String, rowCount: Int, configuration: Configuration = Configuration()) throws {
+        dbQueue = try DatabaseQueue(path: path, configuration: configuration)
         try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         try dbQueue.write { db in
             try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
@@ -63,28 +63,29 @@ extension ReactiveSQLiteFixtureBase: DiffFixture {
 
 /// `ValueObservation.trackingSetDifferences(Player.orderByPrimaryKey())`.
 final class ReactiveSQLiteDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sendable {
-    override init(path: String, rowCount: Int) throws {
+    init(path: String, rowCount: Int) throws {
         try super.init(path: path, rowCount: rowCount)
         start(ValueObservation.trackingSetDifferences(ReactiveSQLitePlayer.orderByPrimaryKey()))
     }
 }
 
-/// `ValueObservation.trackingSetDifferences(Player.filter(sql: "score >= 0").orderByPrimaryKey())`:
-/// the same rows, but an SQL filter may compare a row with others, so the
-/// observation scans the table at each commit instead of refetching the
-/// changed rows.
+/// The same observation on a connection that tracks changes with the update
+/// hook (`Configuration.changeTracking = .updateHookOnly`), which does not
+/// tell every changed row: the observation scans the table at each commit,
+/// as it does for every request it cannot refetch row by row.
 final class ReactiveSQLiteFullScanDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sendable {
-    override init(path: String, rowCount: Int) throws {
-        try super.init(path: path, rowCount: rowCount)
-        start(ValueObservation.trackingSetDifferences(
-            ReactiveSQLitePlayer.filter(sql: "score >= 0").orderByPrimaryKey()))
+    init(path: String, rowCount: Int) throws {
+        var configuration = Configuration()
+        configuration.changeTracking = .updateHookOnly
+        try super.init(path: path, rowCount: rowCount, configuration: configuration)
+        start(ValueObservation.trackingSetDifferences(ReactiveSQLitePlayer.orderByPrimaryKey()))
     }
 }
 
 /// `ValueObservation.trackingAll(Player.orderByPrimaryKey()).setDifferences()`:
 /// every row decoded at each commit, then the scanner.
 final class ReactiveSQLiteDecodingDiffFixture: ReactiveSQLiteFixtureBase, @unchecked Sendable {
-    override init(path: String, rowCount: Int) throws {
+    init(path: String, rowCount: Int) throws {
         try super.init(path: path, rowCount: rowCount)
         start(ValueObservation.trackingAll(ReactiveSQLitePlayer.orderByPrimaryKey()).setDifferences())
     }

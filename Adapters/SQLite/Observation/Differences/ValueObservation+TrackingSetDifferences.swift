@@ -62,9 +62,12 @@ extension ValueObservation {
     /// error of a record's decoding.
     ///
     /// Refetching only changed rows: when `request` is a
-    /// `QueryInterfaceRequest` without limit and without SQL filter (key
-    /// filters are fine), on a table keyed by its rowid (an `INTEGER PRIMARY
-    /// KEY`, or no primary key), each commit refetches only the rows it
+    /// `QueryInterfaceRequest` without limit whose SQL filters and orderings
+    /// have no subquery and call only built-in functions that depend on
+    /// their arguments alone (`lower`, `length`, `LIKE`, `->>`..., not the
+    /// date and time functions nor the application's functions), on a table
+    /// keyed by its rowid (an `INTEGER PRIMARY KEY`, or no primary key), each
+    /// commit refetches only the rows it
     /// changed, whose rowids SQLite's pre-update hook gives, and patches the
     /// previous rows with them. The observation scans the table instead
     /// after a commit whose rows it cannot know: with the update hook
@@ -184,9 +187,10 @@ extension ValueObservation {
 
     /// The fetch that refetches only the changed rows of a request whose
     /// rows each depend on their own values only: a `QueryInterfaceRequest`
-    /// without limit (which makes a row's presence depend on the others)
-    /// and without SQL filter (which may compare a row with others, through
-    /// a subquery or a function). Nil for other requests.
+    /// without limit (which makes a row's presence depend on the others),
+    /// whose statement is row-local (`Statement.isRowLocal`: no subquery,
+    /// which may compare a row with others, and only built-in functions of
+    /// their arguments). Nil for other requests.
     ///
     /// Each fetch runs the request restricted to the changed rowids, and
     /// patches the previous rows with what it finds: O(k log n) lookups and
@@ -198,15 +202,18 @@ extension ValueObservation {
         of request: QueryInterfaceRequest<Record>, hint: KeyedRowsHint
     ) -> IncrementalFetch? {
         guard request.limit == nil else { return nil }
-        for filter in request.filters {
-            if case .sql = filter { return nil }
-        }
         return IncrementalFetch(table: request.tableName) { db, previous, rowIDs in
             guard let base = previous as? KeyedRows, rowIDs.count <= max(64, base.rows.count / 4) else { return nil }
             let schema = try db.existingTableSchema(named: request.tableName)
             guard case .rowID(let column) = schema.primaryKey else { return nil }
-            let rowIDs = rowIDs.sorted()
             let rowIDExpression = SQLScanner.quote(schema.name) + "." + schema.rowIDName
+            // The full fetch's statement, compiled once and cached, tells
+            // whether the request is row-local.
+            let selection = column == nil ? "*, " + rowIDExpression : "*"
+            guard try db.cachedStatement(sql: try request.makeSQL(db, selection: selection).sql).isRowLocal else {
+                return nil
+            }
+            let rowIDs = rowIDs.sorted()
             // One statement whatever the number of rows: the rowids are one
             // argument, a JSON array.
             let changedRows = request.filter(
