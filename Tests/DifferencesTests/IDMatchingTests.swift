@@ -53,6 +53,21 @@ import TestSupport
         #expect(duplicateCount > 200 && duplicateCount < 1_800)
     }
 
+    /// Thousands of ids: several partitions (about 256 ids each), and
+    /// duplicates that may fall in any of them.
+    @Test func severalPartitionsAgreeWithTheDictionary() {
+        var generator = SplitMix64(seed: 0x9A47)
+        var duplicateCount = 0
+        for _ in 0..<60 {
+            let old = Self.randomIDs(&generator, maxCount: 3_000)
+            let new = Self.randomIDs(&generator, maxCount: 3_000)
+            let (dictionary, partition) = Self.matchings(old, new)
+            #expect(dictionary == partition)
+            if case .failure = dictionary { duplicateCount += 1 }
+        }
+        #expect(duplicateCount > 5 && duplicateCount < 55)
+    }
+
     @Test func collidingHashValuesAreToldApartByEquality() {
         var generator = SplitMix64(seed: 0xC011)
         for _ in 0..<500 {

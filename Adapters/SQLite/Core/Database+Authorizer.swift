@@ -110,13 +110,16 @@ final class RegionRecorder {
     /// Built-in scalar functions whose result depends on their arguments
     /// alone: not the date and time functions (`'now'`), not `random()`,
     /// not `min` and `max` (aggregates with one argument), not the
-    /// application's functions. `like` and `glob` implement the operators;
-    /// `->` and `->>` the JSON operators.
+    /// application's functions, not functions younger than SQLite 3.38
+    /// (an older library lets an application define them). `like` and
+    /// `glob` implement the operators; `->` and `->>` the JSON operators. An
+    /// application that redefines one of these names is trusted to keep it
+    /// a function of its arguments.
     private static let rowLocalFunctions: Set<String> = [
-        "abs", "char", "coalesce", "concat", "concat_ws", "format", "glob", "hex", "ifnull", "iif", "instr",
-        "length", "like", "likelihood", "likely", "lower", "ltrim", "nullif", "octet_length", "printf", "quote",
-        "replace", "round", "rtrim", "sign", "substr", "substring", "trim", "typeof", "unhex", "unicode",
-        "unlikely", "upper", "json", "json_extract", "json_type", "json_valid", "json_array_length", "->", "->>",
+        "abs", "char", "coalesce", "glob", "hex", "ifnull", "iif", "instr", "length", "like", "likelihood",
+        "likely", "lower", "ltrim", "nullif", "printf", "quote", "replace", "round", "rtrim", "substr",
+        "substring", "trim", "typeof", "unicode", "unlikely", "upper", "json", "json_extract", "json_type",
+        "json_valid", "json_array_length", "->", "->>",
     ]
 
     /// One SELECT, without subquery, calling only `rowLocalFunctions`

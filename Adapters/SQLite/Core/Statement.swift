@@ -54,10 +54,10 @@ public final class Statement {
 
     /// Whether the statement is one SELECT, without subquery, that calls
     /// only built-in functions whose result depends on their arguments
-    /// alone (see `RegionRecorder.isRowLocal`): whether a row belongs to its
-    /// result then depends on that row's values only, when it reads one
-    /// table and has no LIMIT, GROUP BY or DISTINCT (which the authorizer
-    /// does not report: callers check them).
+    /// alone (see `RegionRecorder.isRowLocal`). The authorizer reports
+    /// neither LIMIT, GROUP BY, DISTINCT, nor `x IN table`: whether a row
+    /// belongs to the result depends on that row alone only if the SQL has
+    /// none of them either (see `SQLScanner.isRowLocalFragment`).
     let isRowLocal: Bool
 
     /// What the statement may change, and its savepoint action, for the
@@ -372,6 +372,86 @@ struct ArgumentConsumer {
 
 /// Lexical helpers for SQL text.
 enum SQLScanner {
+    /// Keywords that make a row's presence in a result depend on other rows
+    /// (a subquery, `x IN table`, a limit, a grouping, a window) or that
+    /// start another clause or statement.
+    private static let nonLocalKeywords: Set<String> = [
+        "SELECT", "VALUES", "WITH", "FROM", "JOIN", "IN", "LIMIT", "OFFSET", "GROUP", "HAVING", "WINDOW", "OVER",
+        "FILTER", "ORDER", "UNION", "EXCEPT", "INTERSECT", "RECURSIVE",
+    ]
+
+    /// Whether an SQL fragment given to a request (a filter, an ordering
+    /// term) keeps whether a row belongs to the result a matter of that row
+    /// alone: balanced parentheses (no clause smuggled out of its
+    /// expression), no semicolon, and none of `nonLocalKeywords` outside
+    /// string literals, quoted identifiers and comments. Conservative: `x IN
+    /// (1, 2)` is row-local but refused.
+    ///
+    /// - Complexity: O(n), where n is the length of the fragment.
+    static func isRowLocalFragment(_ sql: String) -> Bool {
+        let bytes = Array(sql.utf8)
+        var index = 0
+        var depth = 0
+        func isWordByte(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+        }
+        /// Skips to after the closing `terminator` (doubled: an escape).
+        func skipQuoted(_ terminator: UInt8) {
+            index += 1
+            while index < bytes.count {
+                if bytes[index] == terminator {
+                    if index + 1 < bytes.count, bytes[index + 1] == terminator, terminator != UInt8(ascii: "]") {
+                        index += 2
+                        continue
+                    }
+                    index += 1
+                    return
+                }
+                index += 1
+            }
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
+                skipQuoted(byte)
+            case UInt8(ascii: "["):
+                skipQuoted(UInt8(ascii: "]"))
+            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
+            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                index += 2
+                while index < bytes.count
+                    && !(bytes[index] == UInt8(ascii: "*") && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                index += 2
+            case UInt8(ascii: "("):
+                depth += 1
+                index += 1
+            case UInt8(ascii: ")"):
+                depth -= 1
+                if depth < 0 { return false }
+                index += 1
+            case UInt8(ascii: ";"):
+                return false
+            default:
+                guard isWordByte(byte) else {
+                    index += 1
+                    continue
+                }
+                let start = index
+                while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
+                let word = String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
+                if nonLocalKeywords.contains(word) { return false }
+            }
+        }
+        return depth == 0
+    }
+
     /// Whether the NUL-terminated text holds only whitespace, semicolons and
     /// comments: no further statement.
     static func isBlank(_ text: UnsafePointer<CChar>) -> Bool {

@@ -19,7 +19,8 @@ import Foundation
 ///
 /// `@unchecked Sendable`: the `let` properties are Sendable or only used as
 /// said here; `reduce` only runs on `reductionQueue`; `observerID`,
-/// `region` and `unfetchedRowIDs` are only touched on the writer's queue;
+/// `region`, `unfetchedRowIDs`, `writerDataVersion` and
+/// `nextFetchMissesExternalCommit` are only touched on the writer's queue;
 /// `fetchState` is behind its lock.
 final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked Sendable {
     private let host: any ObservationHost

@@ -2,9 +2,13 @@
 /// each change of the merge of `left` and `right`, in ascending id order.
 ///
 /// It goes through the same phases as the lazy ``_SortedMerge``, makes the
-/// same comparisons and the same debug-build checks, and calls `body` with
-/// the same changes (the tests compare the two through `SortedDifference`
-/// and `SetDifferenceScanner`). The difference is where the pending element
+/// same debug-build checks, and calls `body` with the same changes (the
+/// tests compare the two through `SortedDifference` and
+/// `SetDifferenceScanner`), for ids whose `==` agrees with `<` (every
+/// `Comparable` type but floating-point NaN, which no sorted sequence
+/// holds). One difference: when it reads both sides, it tests equal ids
+/// first, the common case of a scanner, with one comparison where the lazy
+/// merge makes two. The other difference is where the pending element
 /// lives: here it stays in its array, and the loop only keeps the indices of
 /// the next elements to read, and the pending element's id. That leaves the
 /// registers free for the work `body` does per change, such as building the

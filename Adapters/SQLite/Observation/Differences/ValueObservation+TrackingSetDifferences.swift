@@ -62,19 +62,20 @@ extension ValueObservation {
     /// error of a record's decoding.
     ///
     /// Refetching only changed rows: when `request` is a
-    /// `QueryInterfaceRequest` without limit whose SQL filters and orderings
-    /// have no subquery and call only built-in functions that depend on
-    /// their arguments alone (`lower`, `length`, `LIKE`, `->>`..., not the
-    /// date and time functions nor the application's functions), on a table
-    /// keyed by its rowid (an `INTEGER PRIMARY KEY`, or no primary key), each
-    /// commit refetches only the rows it
+    /// `QueryInterfaceRequest` without limit, on a table keyed by an
+    /// `INTEGER PRIMARY KEY`, whose SQL filters and orderings have no
+    /// subquery, no `IN` (key filters are fine) and call only built-in
+    /// functions that depend on their arguments alone (`lower`, `length`,
+    /// `LIKE`, `->>`..., not the date and time functions nor the
+    /// application's functions), each commit refetches only the rows it
     /// changed, whose rowids SQLite's pre-update hook gives, and patches the
     /// previous rows with them. The observation scans the table instead
     /// after a commit whose rows it cannot know: with the update hook
-    /// (`Configuration.changeTracking`), after a schema change, a commit of
-    /// another connection or process, or more than 4 096 changed rows, and
-    /// when more than a quarter of the rows changed. Both give the same
-    /// differences.
+    /// (`Configuration.changeTracking`), after a change of another table it
+    /// reads, a change without rowid, a `DROP` or `ALTER` of the table, a
+    /// commit of another connection or process, or more than 4 096 changed
+    /// rows, and when more than 64 rows and a quarter of the rows changed.
+    /// Both ways give the same differences.
     ///
     /// - Complexity: Per commit, when the observation refetches only changed
     ///   rows: O(k log n) lookups and an O(n × c) copy of values, where k is
@@ -186,51 +187,49 @@ extension ValueObservation {
     }
 
     /// The fetch that refetches only the changed rows of a request whose
-    /// rows each depend on their own values only: a `QueryInterfaceRequest`
-    /// without limit (which makes a row's presence depend on the others),
-    /// whose statement is row-local (`Statement.isRowLocal`: no subquery,
-    /// which may compare a row with others, and only built-in functions of
-    /// their arguments). Nil for other requests.
+    /// rows each depend on their own values only, on a table keyed by an
+    /// `INTEGER PRIMARY KEY` (whose rowids `VACUUM` keeps, unlike the
+    /// rowids of a table without one, renumbered without any hook): a
+    /// `QueryInterfaceRequest` without limit, whose SQL filters and
+    /// orderings pass `SQLScanner.isRowLocalFragment` (no subquery, no `IN`
+    /// a table, no clause smuggled in) and whose statement is row-local
+    /// (`Statement.isRowLocal`: one SELECT, only built-in functions of their
+    /// arguments). Reading other tables is fine: their events make the
+    /// changed rows unknown (`ChangedRowIDs`). Nil for other requests.
     ///
     /// Each fetch runs the request restricted to the changed rowids, and
     /// patches the previous rows with what it finds: O(k log n) lookups and
-    /// an O(n) copy of the kept rows, where k is the number of changed rows
-    /// and n the number of rows, instead of a scan of the table. It gives up
-    /// (the observation then scans) when the table's rows are not keyed by
-    /// their rowid, and beyond a quarter of the rows changed.
+    /// an O(n × c) copy of the kept rows' values, where k is the number of
+    /// changed rows, n the number of rows and c the number of columns,
+    /// instead of a scan of the table. It gives up (the observation then
+    /// scans) for other tables and statements, and when more than 64 rows
+    /// and more than a quarter of the rows changed.
     private static func incrementalFetch<Record>(
         of request: QueryInterfaceRequest<Record>, hint: KeyedRowsHint
     ) -> IncrementalFetch? {
         guard request.limit == nil else { return nil }
+        for filter in request.filters {
+            if case .sql(let sql, _) = filter, !SQLScanner.isRowLocalFragment(sql) { return nil }
+        }
+        for ordering in request.orderings {
+            if case .sql(let sql) = ordering, !SQLScanner.isRowLocalFragment(sql) { return nil }
+        }
         return IncrementalFetch(table: request.tableName) { db, previous, rowIDs in
             guard let base = previous as? KeyedRows, rowIDs.count <= max(64, base.rows.count / 4) else { return nil }
             let schema = try db.existingTableSchema(named: request.tableName)
-            guard case .rowID(let column) = schema.primaryKey else { return nil }
-            let rowIDExpression = SQLScanner.quote(schema.name) + "." + schema.rowIDName
+            guard case .rowID(column: _?) = schema.primaryKey else { return nil }
             // The full fetch's statement, compiled once and cached, tells
             // whether the request is row-local.
-            let selection = column == nil ? "*, " + rowIDExpression : "*"
-            guard try db.cachedStatement(sql: try request.makeSQL(db, selection: selection).sql).isRowLocal else {
-                return nil
-            }
+            guard try db.cachedStatement(sql: try request.makeSQL(db).sql).isRowLocal else { return nil }
             let rowIDs = rowIDs.sorted()
             // One statement whatever the number of rows: the rowids are one
             // argument, a JSON array.
-            let changedRows = request.filter(
-                sql: rowIDExpression + " IN (SELECT value FROM json_each(?))",
-                arguments: ["[" + rowIDs.map(String.init).joined(separator: ",") + "]"])
-            let statement: Statement
-            if column == nil {
-                // As the full fetch: the rowid, last.
-                let (sql, arguments) = try changedRows.makeSQL(db, selection: "*, " + rowIDExpression)
-                statement = try db.cachedStatement(sql: sql)
-                try statement.setArguments(arguments)
-            } else {
-                statement = try changedRows.prepareStatement(db)
-            }
+            let statement = try request.filter(
+                sql: SQLScanner.quote(schema.name) + "." + schema.rowIDName + " IN (SELECT value FROM json_each(?))",
+                arguments: ["[" + rowIDs.map(String.init).joined(separator: ",") + "]"]
+            ).prepareStatement(db)
             let changed = try statement.fetchKeyedRows(
-                keyColumns: schema.primaryKeyColumnNames, addedRowID: column == nil, tableName: schema.name,
-                hint: nil)
+                keyColumns: schema.primaryKeyColumnNames, addedRowID: false, tableName: schema.name, hint: nil)
             guard let rows = KeyedRows(base: base, replacingRowIDs: rowIDs, with: changed) else { return nil }
             hint.rows = rows
             return rows
