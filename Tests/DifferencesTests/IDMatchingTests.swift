@@ -32,23 +32,33 @@ import TestSupport
         return ids
     }
 
-    @Test func partitionsAgreeWithTheDictionary() {
-        var generator = SplitMix64(seed: 0x1D5)
+    /// Compares the two matchings on `trials` pairs of random id arrays of
+    /// at most `maxCount` ids, checks the matches, and returns the number
+    /// of pairs with a duplicate id.
+    static func compareMatchings(trials: Int, maxCount: Int, seed: UInt64) -> Int {
+        var generator = SplitMix64(seed: seed)
         var duplicateCount = 0
-        for _ in 0..<2_000 {
-            let old = Self.randomIDs(&generator, maxCount: 40)
-            let new = Self.randomIDs(&generator, maxCount: 40)
-            let (dictionary, partition) = Self.matchings(old, new)
-            #expect(dictionary == partition, "\(old) -> \(new)")
-            if case .failure = dictionary { duplicateCount += 1 }
-            // Every match has equal ids.
-            if case .success(let newToOld) = dictionary {
+        for _ in 0..<trials {
+            let old = randomIDs(&generator, maxCount: maxCount)
+            let new = randomIDs(&generator, maxCount: maxCount)
+            let (dictionary, partition) = matchings(old, new)
+            #expect(dictionary == partition, "\(old.prefix(50)) -> \(new.prefix(50))")
+            switch dictionary {
+            case .failure:
+                duplicateCount += 1
+            case .success(let newToOld):
+                // Every match has equal ids; the others are insertions.
                 for (newOffset, oldOffset) in newToOld.enumerated() where oldOffset >= 0 {
                     #expect(old[oldOffset] == new[newOffset])
                 }
                 #expect(newToOld.filter { $0 < 0 }.count == Set(new).subtracting(old).count)
             }
         }
+        return duplicateCount
+    }
+
+    @Test func partitionsAgreeWithTheDictionary() {
+        let duplicateCount = Self.compareMatchings(trials: 2_000, maxCount: 40, seed: 0x1D5)
         // Both outcomes were exercised.
         #expect(duplicateCount > 200 && duplicateCount < 1_800)
     }
@@ -56,15 +66,7 @@ import TestSupport
     /// Thousands of ids: several partitions (about 256 ids each), and
     /// duplicates that may fall in any of them.
     @Test func severalPartitionsAgreeWithTheDictionary() {
-        var generator = SplitMix64(seed: 0x9A47)
-        var duplicateCount = 0
-        for _ in 0..<60 {
-            let old = Self.randomIDs(&generator, maxCount: 3_000)
-            let new = Self.randomIDs(&generator, maxCount: 3_000)
-            let (dictionary, partition) = Self.matchings(old, new)
-            #expect(dictionary == partition)
-            if case .failure = dictionary { duplicateCount += 1 }
-        }
+        let duplicateCount = Self.compareMatchings(trials: 60, maxCount: 3_000, seed: 0x9A47)
         #expect(duplicateCount > 5 && duplicateCount < 55)
     }
 

@@ -16,17 +16,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct IncrementalSetDifferencesTests {
     /// `player(id INTEGER PRIMARY KEY, name TEXT UNIQUE, score)`: keyed by
     /// its rowid alias.
-    struct Player: FetchableRecord, TableRecord, Sendable {
-        var id: Int64
-        var name: String
-        var score: Int
-
-        init(row: Row) throws {
-            id = try row["id"]
-            name = try row["name"]
-            score = try row["score"]
-        }
-    }
+    typealias Player = UnequatablePlayer
 
     /// `tag(name TEXT UNIQUE, score)`: no primary key, keyed by the rowid the
     /// observation adds.
