@@ -51,4 +51,18 @@ enum ChangedRowIDs: Sendable, Equatable {
         rowIDs.formUnion(otherRowIDs)
         self = .rowIDs(table: table, rowIDs)
     }
+
+    /// Unites the rows of each observation of `source` with its rows in
+    /// `target`.
+    ///
+    /// - Complexity: O(total number of rowids of `source`).
+    static func merge(_ source: [Int: ChangedRowIDs], into target: inout [Int: ChangedRowIDs]) {
+        for (id, rowIDs) in source {
+            if target[id] == nil {
+                target[id] = rowIDs
+            } else {
+                target[id]!.formUnion(rowIDs)
+            }
+        }
+    }
 }

@@ -557,11 +557,7 @@ final class TransactionObserverBroker {
             for level in levels[index...] {
                 merged.changed.formUnion(level.changed)
                 merged.userEvents.append(contentsOf: level.userEvents)
-                merged.rowIDs.merge(level.rowIDs) { rowIDs, other in
-                    var union = rowIDs
-                    union.formUnion(other)
-                    return union
-                }
+                ChangedRowIDs.merge(level.rowIDs, into: &merged.rowIDs)
             }
             levels.removeSubrange((index - 1)...)
             levels.append(merged)
@@ -605,11 +601,7 @@ final class TransactionObserverBroker {
         var changed = Set<Int>()
         for level in levels {
             changed.formUnion(level.changed)
-            committedRowIDs.merge(level.rowIDs) { rowIDs, other in
-                var union = rowIDs
-                union.formUnion(other)
-                return union
-            }
+            ChangedRowIDs.merge(level.rowIDs, into: &committedRowIDs)
         }
         levels = [Level()]
         // Registration order, for a deterministic order of notifications.

@@ -15,6 +15,10 @@ enum ObservationTracking: Sendable {
 package struct IncrementalFetch: Sendable {
     /// The table whose changed rowids the fetch needs.
     let table: String
+    /// Whether the fetch may apply to the observation at all (its request
+    /// and table qualify), asked once when a run starts: a run for which it
+    /// does not never records rowids nor keeps its last value.
+    let isApplicable: @Sendable (_ db: Database) throws -> Bool
     /// Returns the value of the current state, given the value the same run
     /// fetched last and the rowids of `table` changed since (a superset of
     /// them), or nil when it cannot: the observation then runs its full fetch.

@@ -19,7 +19,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`: the `let` properties are Sendable or only used as
 /// said here; `reduce` only runs on `reductionQueue`; `observerID`,
-/// `region`, `unfetchedRowIDs`, `writerDataVersion` and
+/// `region`, `unfetchedRowIDs`, `tracksRowIDs`, `writerDataVersion` and
 /// `nextFetchMissesExternalCommit` are only touched on the writer's queue;
 /// `fetchState` is behind its lock.
 final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked Sendable {
@@ -41,6 +41,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// The rows changed by the commits that the next fetch will see, and
     /// the previous one did not.
     private var unfetchedRowIDs = ChangedRowIDs.unknown
+    /// Whether this run refetches incrementally: `incrementalFetch` applies
+    /// (`IncrementalFetch.isApplicable`, asked when the run starts).
+    private var tracksRowIDs = false
     /// The writer's `data_version` when the state of the last fetch was
     /// fixed, for an incremental fetch.
     private var writerDataVersion: Int?
@@ -63,6 +66,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         var isFinished = false
         /// The error was handed to `onError`: no other one will be.
         var hasFailed = false
+        /// Whether to keep `lastFetched`: the run refetches incrementally.
+        var keepsLastFetched = false
         /// The value of the latest fetch, for an incremental fetch.
         var lastFetched: (any Sendable)?
     }
@@ -149,7 +154,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             case .regions(let regions):
                 region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
                 fetched = try inReadTransaction(db) {
-                    if incrementalFetch != nil { writerDataVersion = try db.dataVersion() }
+                    if let incrementalFetch, (try? incrementalFetch.isApplicable(db)) == true {
+                        tracksRowIDs = true
+                        writerDataVersion = try db.dataVersion()
+                    }
                     return try fetch(db)
                 }
             case .recorded, .constantRegion:
@@ -159,13 +167,15 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             host.observationDidEnd()
             throw error
         }
-        observerID = db.observationBroker.register(self, region: region, rowIDTable: incrementalFetch?.table)
-        if let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
+        let rowIDTable = tracksRowIDs ? incrementalFetch?.table : nil
+        observerID = db.observationBroker.register(self, region: region, rowIDTable: rowIDTable)
+        if let rowIDTable { unfetchedRowIDs = .none(table: rowIDTable) }
         let commit = db.observationBroker.commitCount
-        fetchState.withLock { state in
+        fetchState.withLock { [tracksRowIDs] state in
             state.latestChange = commit
             state.fetchedChange = commit
-            if incrementalFetch != nil { state.lastFetched = fetched }
+            state.keepsLastFetched = tracksRowIDs
+            if tracksRowIDs { state.lastFetched = fetched }
         }
         return fetched
     }
@@ -173,7 +183,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // MARK: - Fetching after commits
 
     func databaseDidCommitChanges(_ db: Database) {
-        if incrementalFetch != nil {
+        if tracksRowIDs {
             // Unknown when this is not the notification of a local commit.
             let rowIDs = observerID.map { db.observationBroker.committedRowIDs(forObserver: $0) } ?? .unknown
             unfetchedRowIDs.formUnion(rowIDs)
@@ -196,7 +206,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             return FetchChanges(previous: state.lastFetched, rowIDs: unfetchedRowIDs)
         }
         guard let changes else { return }
-        if let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
+        if tracksRowIDs, let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
         if let reader = host.readerIfAvailable() {
             // Open a read transaction on the state just committed while the
             // writer is still held, then let the writer go: the fetch runs
@@ -227,7 +237,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// committed since the previous fetch. Called on the writer once the
     /// state to fetch is fixed.
     private func checkingExternalCommits(_ db: Database, _ changes: FetchChanges) -> FetchChanges {
-        guard incrementalFetch != nil else { return changes }
+        guard tracksRowIDs else { return changes }
         let dataVersion = try? db.dataVersion()
         let missesExternalCommit = nextFetchMissesExternalCommit
         nextFetchMissesExternalCommit = dataVersion == nil || dataVersion != writerDataVersion
@@ -307,7 +317,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     private func fetchDidEnd(fetched: (any Sendable)?) {
         let fetchAgain = fetchState.withLock { state -> Bool in
             state.isFetching = false
-            if incrementalFetch != nil { state.lastFetched = fetched }
+            if state.keepsLastFetched { state.lastFetched = fetched }
             return !state.isFinished && state.latestChange > state.fetchedChange
         }
         if fetchAgain {

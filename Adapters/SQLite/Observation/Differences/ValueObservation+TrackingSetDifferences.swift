@@ -214,13 +214,23 @@ extension ValueObservation {
         for ordering in request.orderings {
             if case .sql(let sql) = ordering, !SQLScanner.isRowLocalFragment(sql) { return nil }
         }
-        return IncrementalFetch(table: request.tableName) { db, previous, rowIDs in
-            guard let base = previous as? KeyedRows, rowIDs.count <= max(64, base.rows.count / 4) else { return nil }
+        // The table's schema when the table and the request qualify. Asked
+        // when a run starts, and again at each fetch: the table may have
+        // been dropped and created again since.
+        let qualifyingSchema: @Sendable (Database) throws -> TableSchema? = { db in
             let schema = try db.existingTableSchema(named: request.tableName)
             guard case .rowID(column: _?) = schema.primaryKey else { return nil }
             // The full fetch's statement, compiled once and cached, tells
             // whether the request is row-local.
             guard try db.cachedStatement(sql: try request.makeSQL(db).sql).isRowLocal else { return nil }
+            return schema
+        }
+        return IncrementalFetch(
+            table: request.tableName, isApplicable: { try qualifyingSchema($0) != nil }
+        ) { db, previous, rowIDs in
+            guard let base = previous as? KeyedRows, rowIDs.count <= max(64, base.rows.count / 4),
+                let schema = try qualifyingSchema(db)
+            else { return nil }
             let rowIDs = rowIDs.sorted()
             // One statement whatever the number of rows: the rowids are one
             // argument, a JSON array.
