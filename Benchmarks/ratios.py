@@ -99,6 +99,8 @@ if observation:
               f"{ratio(f'Observation.{kind}.N=10000.ReactiveSQLite', f'Observation.{kind}.{base}.ReactiveSQLite')} | <= 1.5 |")
         print(f"| {kind}: GRDB / ours at N=1000 | "
               f"{ratio(f'Observation.{kind}.N=1000.GRDB', f'Observation.{kind}.N=1000.ReactiveSQLite')} | >= 20 |")
+    print(f"| UpdateWatchedOneCPU (diagnostic, one CPU): GRDB / ours at N=1000 | "
+          f"{ratio('Observation.UpdateWatchedOneCPU.N=1000.GRDB', 'Observation.UpdateWatchedOneCPU.N=1000.ReactiveSQLite')} | (>= 20) |")
     for variant in ("Rows", "OtherTable"):
         print(f"| Insert10000.{variant}: ours N=1000 / ours N=0 | "
               f"{ratio(f'Observation.Insert10000.{variant}.N=1000.ReactiveSQLite', f'Observation.Insert10000.{variant}.N=0.ReactiveSQLite')} | <= 1.5 |")

@@ -157,6 +157,31 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
 
+        #if os(Linux)
+        // 2b. The watched update again, with the process confined to one CPU
+        // (`confineProcessToOneCPU`): the same work, without the wake-ups of
+        // halted virtual CPUs that the value's hand-offs between threads
+        // (writer, reader, reduction queue, delivery queue, this thread) may
+        // cost on several CPUs. A diagnostic of the watched update's latency,
+        // for both libraries alike.
+        for count in [1, 1_000] {
+            Benchmark(
+                "Observation.UpdateWatchedOneCPU.N=\(count).\(library)",
+                configuration: configuration(seconds: count >= 1_000 ? 5 : 2, maxIterations: 2_000)
+            ) { (benchmark: Benchmark, fixture: Fixture) in
+                fixture.expected += 1
+                try! fixture.store.incrementScore(id: 1)
+                fixture.latest.wait(forAtLeast: fixture.expected)
+            } setup: {
+                guard confineProcessToOneCPU() != nil else { fatalError("could not confine the process to one CPU") }
+                let fixture = Fixture(store: try makeStore(.pool))
+                try fixture.store.fill(playerCount: playerCount, teamCount: 0)
+                fixture.observeRows(count: count)
+                return fixture
+            }
+        }
+        #endif
+
         // 3. A 10 000-row INSERT transaction in `player` with N observations
         // of other rows of `player` (Rows) or of rows of `team` (OtherTable),
         // in a pool. The inserted rows are deleted after each iteration,
