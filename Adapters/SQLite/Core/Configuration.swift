@@ -50,9 +50,13 @@ public struct Configuration: Sendable {
         case automatic
         /// SQLite's update hook only, as on a library built without the
         /// pre-update hook: every UPDATE of an observed column is a potential
-        /// change (even one that changes no value), rows deleted by `INSERT OR
-        /// REPLACE` conflicts are not seen, and changes to WITHOUT ROWID tables
-        /// are not observed.
+        /// change (even one that changes no value); an UPDATE that may change
+        /// rowids, and a write that may delete rows through a REPLACE conflict
+        /// on a unique index (`INSERT OR REPLACE`, `UPDATE OR REPLACE`, a
+        /// trigger's write, an `ON CONFLICT REPLACE` constraint), which the
+        /// hook does not report, are potential changes of every row of the
+        /// table; user transaction observers get no event for those deleted
+        /// rows; and changes to WITHOUT ROWID tables are not observed.
         case updateHookOnly
     }
 

@@ -23,7 +23,7 @@ extension Database {
                 guard let context else { return SQLITE_OK }
                 let database = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
                 database.regionRecorder?.record(action: action, argument1, argument2, argument3, argument4)
-                database.effectsRecorder?.record(action: action, argument1, argument2)
+                database.effectsRecorder?.record(action: action, argument1, argument2, argument4)
                 return database.authorizerAnswer(action: action, argument1)
             },
             context)

@@ -389,9 +389,51 @@ enum SQLScanner {
     ///
     /// - Complexity: O(n), where n is the length of the fragment.
     static func isRowLocalFragment(_ sql: String) -> Bool {
+        var depth = 0
+        let completed = visitTokens(of: sql) { token in
+            switch token {
+            case .openingParenthesis:
+                depth += 1
+                return true
+            case .closingParenthesis:
+                depth -= 1
+                return depth >= 0
+            case .semicolon:
+                return false
+            case .word(let word):
+                return !nonLocalKeywords.contains(word)
+            }
+        }
+        return completed && depth == 0
+    }
+
+    /// Whether `keyword` (uppercase) is one of the words of `sql`, outside
+    /// string literals, quoted identifiers and comments.
+    ///
+    /// - Complexity: O(n), where n is the length of `sql`.
+    static func containsKeyword(_ keyword: String, in sql: String) -> Bool {
+        !visitTokens(of: sql) { token in
+            if case .word(let word) = token, word == keyword { return false }
+            return true
+        }
+    }
+
+    /// What `visitTokens(of:_:)` reports: the tokens that the scans above
+    /// look at. Literals, quoted identifiers and comments are skipped.
+    private enum Token {
+        /// A keyword or bare identifier, uppercased.
+        case word(String)
+        case openingParenthesis
+        case closingParenthesis
+        case semicolon
+    }
+
+    /// Visits the tokens of `sql` in order until `visit` returns false.
+    ///
+    /// - Returns: Whether every token was visited.
+    private static func visitTokens(of sql: String, _ visit: (Token) -> Bool) -> Bool {
         let bytes = Array(sql.utf8)
         var index = 0
-        var depth = 0
         func isWordByte(_ byte: UInt8) -> Bool {
             byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
@@ -430,14 +472,14 @@ enum SQLScanner {
                 }
                 index += 2
             case UInt8(ascii: "("):
-                depth += 1
                 index += 1
+                if !visit(.openingParenthesis) { return false }
             case UInt8(ascii: ")"):
-                depth -= 1
-                if depth < 0 { return false }
                 index += 1
+                if !visit(.closingParenthesis) { return false }
             case UInt8(ascii: ";"):
-                return false
+                index += 1
+                if !visit(.semicolon) { return false }
             default:
                 guard isWordByte(byte) else {
                     index += 1
@@ -445,11 +487,10 @@ enum SQLScanner {
                 }
                 let start = index
                 while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
-                let word = String(decoding: bytes[start..<index], as: UTF8.self).uppercased()
-                if nonLocalKeywords.contains(word) { return false }
+                if !visit(.word(String(decoding: bytes[start..<index], as: UTF8.self).uppercased())) { return false }
             }
         }
-        return depth == 0
+        return true
     }
 
     /// Whether the NUL-terminated text holds only whitespace, semicolons and

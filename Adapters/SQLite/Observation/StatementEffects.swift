@@ -16,6 +16,10 @@ struct StatementEffects {
         var deletes = false
         /// Columns the statement updates (lowercased).
         var updatedColumns: Set<String> = []
+        /// Whether a trigger inserts into or updates the table: its
+        /// statements may resolve conflicts with REPLACE, which the
+        /// authorizer does not tell.
+        var isWrittenByTrigger = false
     }
 
     enum SavepointAction {
@@ -36,13 +40,20 @@ struct StatementEffects {
 
     /// Records one authorizer call. The answer to SQLite is decided by
     /// `Database.authorizerAnswer(action:_:)`.
+    ///
+    /// `argument4` is the innermost trigger or view responsible for the
+    /// action, if any.
     mutating func record(
-        action: Int32, _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?
+        action: Int32, _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?,
+        _ argument4: UnsafePointer<CChar>?
     ) {
         switch action {
         case SQLITE_INSERT:
             guard let argument1 else { return }
-            withWrites(argument1) { $0.inserts = true }
+            withWrites(argument1) { writes in
+                writes.inserts = true
+                if argument4 != nil { writes.isWrittenByTrigger = true }
+            }
         case SQLITE_DELETE:
             guard let argument1 else { return }
             // Schema tables are deleted from by DROP statements: let SQLite be.
@@ -53,6 +64,7 @@ struct StatementEffects {
             let column = argument2.map { String(cString: $0).asciiLowercased }
             withWrites(argument1) { writes in
                 if let column { writes.updatedColumns.insert(column) }
+                if argument4 != nil { writes.isWrittenByTrigger = true }
             }
         case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE:
             // argument1: the table.

@@ -30,8 +30,9 @@ import DatabaseRegions
 /// statement sets, whether its value changed or not; an UPDATE that changes
 /// a rowid produces one update event, with the new rowid (observations then
 /// count it as a change of any row of the table); rows deleted by
-/// `INSERT OR REPLACE` produce no event; WITHOUT ROWID tables produce no
-/// event at all.
+/// `INSERT OR REPLACE` produce no event (observations count a write that may
+/// replace on a unique index as a change of any row of the table);
+/// WITHOUT ROWID tables produce no event at all.
 public protocol TransactionObserver: AnyObject {
     /// Whether the observer wants the events of this kind. Called once per
     /// statement for each kind of change the statement may make (including

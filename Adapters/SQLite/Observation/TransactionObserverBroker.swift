@@ -86,6 +86,13 @@ final class TransactionObserverBroker {
         /// The names an UPDATE reports when it changes the rowid: `rowid`
         /// (whatever name was used in SQL) and the column that aliases it.
         var rowIDColumns: Set<String>
+        /// Update-hook path only: whether the table has a unique index
+        /// besides its rowid, on whose conflicts a REPLACE deletes a row that
+        /// the update hook does not report.
+        var hasUniqueIndex = false
+        /// Update-hook path only: whether a constraint of the table says
+        /// `ON CONFLICT REPLACE`, so that any INSERT or UPDATE may replace.
+        var replacesOnConflict = false
     }
     /// Per written table of the current statement, its metadata (same order
     /// as `currentEffects.writes`).
@@ -94,6 +101,14 @@ final class TransactionObserverBroker {
     /// watches it (same order as `currentEffects.writes`): the row events of
     /// the other tables concern no observation, and cost one test.
     @exclusivity(unchecked) private var currentTableWatched: [Bool] = []
+    /// Update-hook path only: per written table of the current statement
+    /// (same order as `currentEffects.writes`), whether the statement may
+    /// delete rows that no hook reports (see `mayHideDeletions`), as
+    /// prepared for the statement.
+    private var preparedHiddenDeletions: [Bool] = []
+    /// `preparedHiddenDeletions` for the running execution of the
+    /// statement, each cleared once its table is marked.
+    @exclusivity(unchecked) private var pendingHiddenDeletions: [Bool] = []
     /// Whether an observation watches a table, by name as the statements
     /// spell it; emptied whenever a region or the schema changes.
     private var watchedTables: [String: Bool] = [:]
@@ -308,6 +323,15 @@ final class TransactionObserverBroker {
 
     private func update(_ operation: Int32, _ table: UnsafePointer<CChar>, _ rowID: Int64) {
         guard isObserving, let (tableName, index) = tableMetadata(table) else { return }
+        if operation != SQLITE_DELETE, let index, index < pendingHiddenDeletions.count, pendingHiddenDeletions[index] {
+            // The statement may delete rows of this table that the hook will
+            // not report: once per execution, a deletion at table level, a
+            // potential change for every observation of the table.
+            pendingHiddenDeletions[index] = false
+            let deletion = DatabaseEvent(kind: .delete(tableName: tableName), rowID: nil)
+            let top = levels.count - 1
+            Self.forEachKey(in: &regionIndex, impactedBy: deletion) { id in mark(id, event: deletion, level: top) }
+        }
         switch operation {
         case SQLITE_INSERT:
             dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: rowID), operation)
@@ -433,6 +457,7 @@ final class TransactionObserverBroker {
         // ready (user observers are asked again each time).
         if userObservers.isEmpty, let preparedStatement, preparedStatement === statement {
             if !statementUserObservers.isEmpty { statementUserObservers = [:] }
+            pendingHiddenDeletions = preparedHiddenDeletions
             return
         }
         // Reading table metadata may run statements of its own (schema
@@ -442,6 +467,8 @@ final class TransactionObserverBroker {
         currentEffects = statement.effects
         currentTableInfos = tableInfos
         currentTableWatched = statement.effects.writes.map { isWatched(table: $0.name) }
+        preparedHiddenDeletions = usesPreUpdateHook ? [] : mayHideDeletions(statement, tableInfos: tableInfos)
+        pendingHiddenDeletions = preparedHiddenDeletions
         preparedStatement = statement
         statementUserObservers = [:]
         guard !statement.effects.writes.isEmpty, !userObservers.isEmpty else { return }
@@ -495,11 +522,56 @@ final class TransactionObserverBroker {
         guard let schema = try? database.tableSchema(named: name), !schema.isView else { return nil }
         var rowIDColumns: Set<String> = schema.isWithoutRowID ? [] : ["rowid"]
         if case .rowID(let column?) = schema.primaryKey { rowIDColumns.insert(column.asciiLowercased) }
-        let info = TableHookInfo(
+        var info = TableHookInfo(
             columns: schema.columns.map(\.asciiLowercased), withoutRowID: schema.isWithoutRowID,
             rowIDColumns: rowIDColumns)
+        if !usesPreUpdateHook {
+            // When the schema cannot be read, assume the worst: potential
+            // changes are notified, never missed.
+            let quoted = SQLScanner.quote(name)
+            // Columns of PRAGMA index_list: seq, name, unique, origin, partial.
+            info.hasUniqueIndex =
+                (try? database.fetchRows(sql: "PRAGMA index_list(\(quoted))").contains { row in
+                    (try? row[2] as Bool) ?? true
+                }) ?? true
+            // A temporary table hides a main one of the same name: look at both.
+            let definitions = try? database.fetchRows(
+                sql: """
+                    SELECT sql FROM sqlite_temp_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE
+                    UNION ALL SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE
+                    """,
+                arguments: [name])
+            info.replacesOnConflict =
+                definitions?.contains { row in
+                    let definition: String? = (try? row[0] as String?) ?? nil
+                    return SQLScanner.containsKeyword("REPLACE", in: definition ?? "")
+                } ?? true
+        }
         tableInfos[key] = info
         return info
+    }
+
+    /// Update-hook path: for each table the statement writes (same order as
+    /// `statement.effects.writes`), whether it may delete rows that the
+    /// update hook does not report. That is a REPLACE conflict resolution on
+    /// a unique index other than the rowid: it deletes the conflicting row
+    /// silently, unlike a conflict on the rowid, which the hook reports as
+    /// the insertion or update of that rowid.
+    ///
+    /// REPLACE may come from the statement (`INSERT OR REPLACE`, `REPLACE
+    /// INTO`, `UPDATE OR REPLACE`: a scan of its text, conservative), from a
+    /// trigger's statement (any write by a trigger counts), or from an
+    /// `ON CONFLICT REPLACE` constraint of the table.
+    private func mayHideDeletions(_ statement: Statement, tableInfos: [TableHookInfo?]) -> [Bool] {
+        var statementReplaces: Bool?
+        return statement.effects.writes.enumerated().map { index, writes in
+            guard writes.inserts || !writes.updatedColumns.isEmpty else { return false }
+            // A table whose schema is unknown is observed at table level already.
+            guard let info = tableInfos[index], info.hasUniqueIndex else { return false }
+            if writes.isWrittenByTrigger || info.replacesOnConflict { return true }
+            if statementReplaces == nil { statementReplaces = SQLScanner.containsKeyword("REPLACE", in: statement.sql) }
+            return statementReplaces!
+        }
     }
 
     /// Whether an observation watches the table (some of its rows or columns).

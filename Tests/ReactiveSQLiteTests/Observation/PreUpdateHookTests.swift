@@ -196,11 +196,102 @@ import Testing
             #expect(rowOne.values == [true])
             #expect(try await memberOne.wait(for: 2) == [Row(["id": 1, "name": "Arthur"]), nil])
         } else {
-            // Documented: the update hook does not report rows deleted by
-            // REPLACE: observers of that row only are not told.
+            // The update hook does not report rows deleted by REPLACE: user
+            // observers get the insertion only, and observations of any row
+            // of the table are told of a potential change.
             #expect(log.events == [DatabaseEvent(kind: .insert(tableName: "member"), rowID: 5)])
-            #expect(rowOne.values == [])
+            #expect(rowOne.values == [true])
+            #expect(try await memberOne.wait(for: 2) == [Row(["id": 1, "name": "Arthur"]), nil])
         }
         _ = log
+    }
+
+    /// The ways a write may delete a row through a REPLACE conflict on a
+    /// unique index: SQL run on a table of members (1 a@, 2 b@), all of
+    /// which delete member 1.
+    static let hiddenReplaceDeletions: [(name: String, email: String, index: String, sql: String)] = [
+        ("UPDATE OR REPLACE", "email TEXT UNIQUE", "",
+         "UPDATE OR REPLACE member SET email = 'a@example.com' WHERE id = 2"),
+        ("REPLACE INTO", "email TEXT UNIQUE", "", "REPLACE INTO member (id, email) VALUES (5, 'a@example.com')"),
+        ("ON CONFLICT REPLACE constraint", "email TEXT UNIQUE ON CONFLICT REPLACE", "",
+         "INSERT INTO member (id, email) VALUES (5, 'a@example.com')"),
+        ("trigger", "email TEXT UNIQUE", "", "INSERT INTO signup (email) VALUES ('a@example.com')"),
+        ("CREATE UNIQUE INDEX", "email TEXT", "CREATE UNIQUE INDEX member_email ON member (email);",
+         "INSERT OR REPLACE INTO member (id, email) VALUES (5, 'a@example.com')"),
+    ]
+
+    @Test(arguments: DatabaseKind.allCases, changeTrackings)
+    func everyReplaceConflictOnAUniqueIndexReachesTheObserversOfTheDeletedRow(
+        kind: DatabaseKind, tracking: Configuration.ChangeTracking
+    ) async throws {
+        for source in Self.hiddenReplaceDeletions {
+            let test = try kind.make(changeTracking: tracking, sql: """
+                CREATE TABLE member (id INTEGER PRIMARY KEY, \(source.email), name TEXT);
+                \(source.index)
+                INSERT INTO member (id, email, name) VALUES (1, 'a@example.com', 'Arthur'), (2, 'b@example.com', 'Barbara');
+                CREATE TABLE signup (email TEXT);
+                CREATE TRIGGER signup_member AFTER INSERT ON signup BEGIN
+                    INSERT OR REPLACE INTO member (id, email) VALUES (7, NEW.email);
+                END;
+                """)
+            let writer = test.writer
+            let rowOne = Recorder<Bool>()
+            let rowCancellable = DatabaseRegionObservation(tracking: DatabaseRegion(table: "member", rowIDs: [1]))
+                .start(in: writer, onError: { Issue.record($0) }, onChange: { _ in rowOne.append(true) })
+            defer { rowCancellable.cancel() }
+            let memberOne = Recorder<String?>()
+            let cancellable = ValueObservation.trackingOne(SQLRequest<String>(sql: "SELECT name FROM member WHERE id = 1"))
+                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: memberOne.append)
+            defer { cancellable.cancel() }
+            try await memberOne.wait(for: 1)
+
+            try synchronously { try writer.writeSQL(source.sql) }
+            let remaining = try synchronously {
+                try writer.read { db in try SQLRequest<Int>(sql: "SELECT COUNT(*) FROM member WHERE id = 1").fetchOne(db) }
+            }
+            #expect(remaining == 0, "\(source.name)")
+            #expect(rowOne.values == [true], "\(source.name)")
+            #expect(try await memberOne.wait(for: 2) == ["Arthur", nil], "\(source.name)")
+        }
+    }
+
+    /// On the update-hook path, only writes that may REPLACE on a unique
+    /// index other than the rowid reach the observers of every row: other
+    /// writes stay row-precise.
+    @Test(arguments: DatabaseKind.allCases, changeTrackings)
+    func writesThatCannotReplaceOnAUniqueIndexStayRowPrecise(
+        kind: DatabaseKind, tracking: Configuration.ChangeTracking
+    ) async throws {
+        let test = try kind.make(changeTracking: tracking, sql: """
+            CREATE TABLE member (id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT);
+            INSERT INTO member (id, email, name) VALUES (1, 'a@example.com', 'Arthur'), (2, 'b@example.com', 'Barbara');
+            CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT);
+            INSERT INTO note (id, text) VALUES (1, 'one'), (2, 'two');
+            """)
+        let writer = test.writer
+        let memberOne = Recorder<Bool>()
+        let memberCancellable = DatabaseRegionObservation(tracking: DatabaseRegion(table: "member", rowIDs: [1]))
+            .start(in: writer, onError: { Issue.record($0) }, onChange: { _ in memberOne.append(true) })
+        defer { memberCancellable.cancel() }
+        let noteOne = Recorder<Bool>()
+        let noteCancellable = DatabaseRegionObservation(tracking: DatabaseRegion(table: "note", rowIDs: [1]))
+            .start(in: writer, onError: { Issue.record($0) }, onChange: { _ in noteOne.append(true) })
+        defer { noteCancellable.cancel() }
+
+        try synchronously {
+            // Unique index, but no REPLACE: a conflict would fail.
+            try writer.writeSQL("INSERT INTO member (id, email) VALUES (5, 'e@example.com')")
+            try writer.writeSQL("UPDATE member SET email = 'f@example.com' WHERE id = 2")
+            // REPLACE, but no unique index besides the rowid: a conflict on
+            // the rowid is reported as the write of that rowid.
+            try writer.writeSQL("INSERT OR REPLACE INTO note (id, text) VALUES (2, 'deux')")
+            // 'replace' in a string literal, a quoted name and a comment is no REPLACE.
+            try writer.writeSQL("INSERT INTO member (id, email, \"name\") VALUES (6, 'replace@example.com', 'x') -- REPLACE")
+        }
+        #expect(memberOne.values == [])
+        #expect(noteOne.values == [])
+
+        try synchronously { try writer.writeSQL("INSERT OR REPLACE INTO note (id, text) VALUES (1, 'un')") }
+        #expect(noteOne.values == [true])
     }
 }
