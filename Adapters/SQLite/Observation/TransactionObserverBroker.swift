@@ -566,8 +566,9 @@ final class TransactionObserverBroker {
         var statementReplaces: Bool?
         return statement.effects.writes.enumerated().map { index, writes in
             guard writes.inserts || !writes.updatedColumns.isEmpty else { return false }
-            // A table whose schema is unknown is observed at table level already.
-            guard let info = tableInfos[index], info.hasUniqueIndex else { return false }
+            // No metadata (a view, whose writes no hook reports): assume the worst.
+            guard let info = tableInfos[index] else { return true }
+            guard info.hasUniqueIndex else { return false }
             if writes.isWrittenByTrigger || info.replacesOnConflict { return true }
             if statementReplaces == nil { statementReplaces = SQLScanner.containsKeyword("REPLACE", in: statement.sql) }
             return statementReplaces!
