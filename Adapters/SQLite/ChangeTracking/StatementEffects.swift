@@ -3,8 +3,9 @@ internal import CSQLite
 
 /// What a statement may change, as reported by SQLite's authorizer while it
 /// is compiled: the tables it inserts into, deletes from, and the columns it
-/// updates (through triggers and foreign key actions too), the tables it
-/// drops or alters, and the savepoint it begins, releases or rolls back to.
+/// updates (through triggers and foreign key actions too), the tables and
+/// views it drops or alters, and the savepoint it begins, releases or rolls
+/// back to.
 struct StatementEffects {
     struct TableWrites {
         /// The table name as SQLite reported it.
@@ -36,7 +37,36 @@ struct StatementEffects {
     /// broker tells them after the statement succeeds.
     private(set) var restructuredTables: [String] = []
 
+    /// Whether a trigger writes on behalf of the statement.
+    private(set) var writesThroughTriggers = false
+    /// Whether the statement changes the schema (set after compilation).
+    var changesSchema = false
+    /// Whether the statement is a `VACUUM` of the main database, which
+    /// renumbers the rowids of tables without `INTEGER PRIMARY KEY`, with
+    /// no hook (set after compilation, see `recordText(of:)`).
+    private(set) var renumbersRowIDs = false
+    /// Whether the statement's text says `FAIL` (`INSERT OR FAIL`,
+    /// `RAISE(FAIL, ...)`): when it fails, it may keep its changes.
+    private(set) var mentionsFail = false
+
     var isEmpty: Bool { writes.isEmpty && savepoint == nil && restructuredTables.isEmpty }
+
+    /// Records what only the text of the compiled statement tells.
+    ///
+    /// - Complexity: O(n), where n is the length of the SQL, for statements
+    ///   that write or start with `VACUUM`.
+    mutating func recordText(of sql: String) {
+        if !writes.isEmpty { mentionsFail = SQLScanner.containsKeyword("FAIL", in: sql) }
+        // Most statements start with another letter than V, or a comment.
+        let first = sql.utf8.first { $0 != UInt8(ascii: " ") && ($0 < 9 || $0 > 13) }
+        guard let first, first | 0x20 == UInt8(ascii: "v") || first == UInt8(ascii: "-") || first == UInt8(ascii: "/")
+        else { return }
+        if SQLScanner.leadingWords(of: sql, count: 1) == ["VACUUM"] {
+            // `VACUUM INTO 'file'` writes another file; `VACUUM temp` the
+            // temporary database, whose tables are rebuilt as well.
+            renumbersRowIDs = !SQLScanner.containsKeyword("INTO", in: sql)
+        }
+    }
 
     /// Records one authorizer call. The answer to SQLite is decided by
     /// `Database.authorizerAnswer(action:_:)`.
@@ -54,11 +84,13 @@ struct StatementEffects {
                 writes.inserts = true
                 if argument4 != nil { writes.isWrittenByTrigger = true }
             }
+            if argument4 != nil { writesThroughTriggers = true }
         case SQLITE_DELETE:
             guard let argument1 else { return }
             // Schema tables are deleted from by DROP statements: let SQLite be.
             if strncasecmp(argument1, "sqlite_", 7) == 0 { return }
             withWrites(argument1) { $0.deletes = true }
+            if argument4 != nil { writesThroughTriggers = true }
         case SQLITE_UPDATE:
             guard let argument1 else { return }
             let column = argument2.map { String(cString: $0).asciiLowercased }
@@ -66,8 +98,10 @@ struct StatementEffects {
                 if let column { writes.updatedColumns.insert(column) }
                 if argument4 != nil { writes.isWrittenByTrigger = true }
             }
-        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE:
-            // argument1: the table.
+            if argument4 != nil { writesThroughTriggers = true }
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
+            // argument1: the table or view. A dropped view changes what the
+            // observations that read it read (they watch it by name).
             if let argument1, strncasecmp(argument1, "sqlite_", 7) != 0 {
                 restructuredTables.append(String(cString: argument1))
             }

@@ -174,14 +174,16 @@ final class RegionRecorder {
         }
     }
 
-    /// The recorded region: views and table-valued functions dropped (the
-    /// base tables of views were recorded as well), and a table whose every
+    /// The recorded region, and the views read: views and table-valued
+    /// functions are not in the region (the base tables of views were
+    /// recorded as well), and a table whose every
     /// column is read recorded as the whole table, so that `SELECT *` and
     /// `COUNT(*)` give `player(*)`.
     ///
     /// - Throws: A `DatabaseError` when the schema cannot be read.
-    func region(in database: Database) throws -> DatabaseRegion {
+    func region(in database: Database) throws -> (region: DatabaseRegion, views: [String]) {
         var region = DatabaseRegion()
+        var views: [String] = []
         for entry in reads.values {
             var schema = try database.tableSchema(named: entry.name)
             if schema == nil {
@@ -192,7 +194,11 @@ final class RegionRecorder {
             // Table-valued functions (`json_each`, `pragma_table_info`) are
             // not in the schema, and no change happens there; views were
             // reported with their base tables.
-            guard let schema, !schema.isView else { continue }
+            guard let schema else { continue }
+            if schema.isView {
+                views.append(schema.name)
+                continue
+            }
             var columns = entry.columns
             if let readColumns = columns {
                 let tableColumns = Set(schema.columns.map(\.asciiLowercased))
@@ -205,6 +211,6 @@ final class RegionRecorder {
             }
             region.formUnion(DatabaseRegion(table: schema.name, columns: columns))
         }
-        return region
+        return (region, views)
     }
 }

@@ -23,6 +23,11 @@ struct TableSchema: Sendable {
     /// The columns `SELECT *` returns, in order, generated columns included
     /// (empty for a view).
     var columns: [String]
+    /// The generated columns (lowercased), with whether each one is STORED
+    /// (`true`) or VIRTUAL (`false`): `PRAGMA table_xinfo`'s `hidden` 3 or 2.
+    var generatedColumns: [String: Bool] = [:]
+    /// Whether the table is a virtual table (FTS, R*Tree, any module).
+    var isVirtual = false
     var primaryKey: PrimaryKey
     /// The name that reaches the rowid in SQL: `rowid`, or `_rowid_` or
     /// `oid` when a column shadows `rowid`.
@@ -146,12 +151,14 @@ extension Database {
         // pk, hidden (0 plain, 1 hidden column of a virtual table, 2 and 3
         // generated columns, which `SELECT *` returns).
         var columns: [String] = []
+        var generatedColumns: [String: Bool] = [:]
         var keyColumns: [(position: Int, name: String, type: String)] = []
         for row in try fetchRows(sql: "PRAGMA \(qualified)table_xinfo(\(quoted))") {
             let hidden: Int = try row[6]
             if hidden == 1 { continue }
             let column: String = try row[1]
             columns.append(column)
+            if hidden == 2 || hidden == 3 { generatedColumns[column.asciiLowercased] = hidden == 3 }
             let position: Int = try row[5]
             if position > 0 { keyColumns.append((position, column, try row[2])) }
         }
@@ -183,7 +190,8 @@ extension Database {
             } ?? "rowid"
         return TableSchema(
             name: tableName, isView: false, isWithoutRowID: isWithoutRowID, columns: columns,
-            primaryKey: primaryKey, rowIDName: rowIDName)
+            generatedColumns: generatedColumns, isVirtual: type == "virtual", primaryKey: primaryKey,
+            rowIDName: rowIDName)
     }
 
     private func hasPrimaryKeyIndex(qualified: String, quotedTable: String) throws -> Bool {

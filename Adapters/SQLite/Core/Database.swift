@@ -67,6 +67,10 @@ public final class Database {
     /// the statements it runs; nil otherwise.
     var selectionRegion: DatabaseRegion?
 
+    /// While `observedRegion(of:)` runs, the views of the statements whose
+    /// regions it asks for; nil otherwise.
+    var readViewsRecorder: [String]?
+
     init(path: String, configuration: Configuration, role: String, readonly: Bool) throws {
         self.configuration = configuration
         self.label = configuration.label + "." + role
@@ -125,6 +129,9 @@ public final class Database {
         let previous = accessThread
         accessThread = pthread_self()
         statementCache.removeAll()
+        // Observers hold their queues and what their closures capture:
+        // released now, even if their observations are never cancelled.
+        _activeBroker?.connectionWillClose()
         accessThread = previous
         closedState.withLock { isClosed in
             sqlite3_close_v2(connection)
@@ -361,15 +368,19 @@ public final class Database {
         offset += tail.map { start.distance(to: $0) } ?? 0
         guard let handle else { return nil }
         let region: DatabaseRegion
+        let views: [String]
         do {
-            region = try recorder.region(in: self)
+            (region, views) = try recorder.region(in: self)
         } catch {
             sqlite3_finalize(handle)
             throw error
         }
+        var effects = effectsRecorder ?? StatementEffects()
+        effects.changesSchema = recorder.changesSchema
+        effects.recordText(of: String(cString: sqlite3_sql(handle)))
         return Statement(
-            handle: handle, database: self, region: region, changesSchema: recorder.changesSchema,
-            rollsBack: recorder.rollsBack, isRowLocal: recorder.isRowLocal, effects: effectsRecorder ?? StatementEffects())
+            handle: handle, database: self, region: region, readViews: views, changesSchema: recorder.changesSchema,
+            rollsBack: recorder.rollsBack, isRowLocal: recorder.isRowLocal, effects: effects)
     }
 
     // MARK: - Execution

@@ -45,6 +45,14 @@ public final class Statement {
     /// compiled: tables and columns, views replaced by their base tables.
     let region: DatabaseRegion
 
+    /// The views the statement reads. Observations register them by name
+    /// besides `region`, so that a view dropped or redefined reaches them.
+    let readViews: [String]
+
+    /// `region`, with the views the statement reads as tables: what an
+    /// observation of the statement registers with the broker.
+    let observedRegion: DatabaseRegion
+
     /// Whether running the statement changes the schema (CREATE, DROP, ALTER...).
     let changesSchema: Bool
 
@@ -76,6 +84,12 @@ public final class Statement {
     var isBusy = false
     /// Whether the statement has been stepped since it was last reset.
     private var needsReset = false
+    /// Whether the statement has run to its end (`SQLITE_DONE` or an
+    /// error) since it was last reset. Stepped but not ended, it ends
+    /// inside `sqlite3_reset`, which may commit there.
+    private var hasEnded = false
+    /// Whether the broker heard of the statement's start and waits for its end.
+    private var brokerAwaitsEnd = false
     /// How many times SQLite recompiled the statement after a schema change
     /// (`SQLITE_STMTSTATUS_REPREPARE`), as last seen.
     private var recompilationCount: Int32 = 0
@@ -83,9 +97,11 @@ public final class Statement {
     private var arguments = StatementArguments()
 
     init(
-        handle: OpaquePointer, database: Database, region: DatabaseRegion, changesSchema: Bool,
-        rollsBack: Bool, isRowLocal: Bool = false, effects: StatementEffects
+        handle: OpaquePointer, database: Database, region: DatabaseRegion, readViews: [String] = [],
+        changesSchema: Bool, rollsBack: Bool, isRowLocal: Bool = false, effects: StatementEffects
     ) {
+        self.readViews = readViews
+        self.observedRegion = readViews.reduce(into: region) { $0.formUnion(DatabaseRegion(table: $1)) }
         self.effects = effects
         self.isRowLocal = isRowLocal
         self.handle = handle
@@ -141,7 +157,7 @@ public final class Statement {
         }
         reset()
         arguments = consumer.arguments
-        if database.selectionRegion != nil { database.selectionRegion!.formUnion(region) }
+        if database.selectionRegion != nil { database.selectionRegion!.formUnion(observedRegion) }
         for (offset, name) in parameterNames.enumerated() {
             guard let value = consumer.value(forParameterNamed: name) else {
                 throw DatabaseError(
@@ -192,29 +208,34 @@ public final class Statement {
     func run(arguments: StatementArguments) throws {
         defer { reset() }
         while try step() {}
-        updateSchemaCacheAfterRun()
     }
 
-    /// After a run: forgets the schema information when the statement
-    /// changed the schema; after a rollback, when the rollback undid a
-    /// schema change (the schema version tells), and keeps the caches
-    /// otherwise: a rolled-back write does not cost the next one its
-    /// compiled statements.
-    func updateSchemaCacheAfterRun() {
-        if changesSchema {
-            database.clearSchemaCache()
-        } else if rollsBack {
-            database.refreshSchemaCacheAfterRollback()
+    /// Runs `body`, which steps the statement, then resets the statement.
+    /// A statement that writes and was stopped before its end (an
+    /// `INSERT ... RETURNING` read with `fetchOne`) ends inside
+    /// `sqlite3_reset`, where it may commit, or fail to: that error is thrown.
+    ///
+    /// - Throws: The error of `body`, or that of the statement's end.
+    func fetching<T>(_ body: (Statement) throws -> T) throws -> T {
+        let result: T
+        do {
+            result = try body(self)
+        } catch {
+            reset()
+            throw error
         }
+        try resetThrowingEndError()
+        return result
     }
 
     /// Advances to the next row: true when a row is available, false when done.
+    ///
+    /// - Throws: A `DatabaseError`, or the error of a `TransactionObserver`
+    ///   that vetoed the commit of this statement.
     @inline(__always)
     func step() throws -> Bool {
-        if !needsReset, let broker = database.activeBroker {
-            broker.statementWillStart(self)
-        }
         let isFirstStep = !needsReset
+        if isFirstStep { willStart() }
         needsReset = true
         let code = sqlite3_step(handle)
         switch code {
@@ -222,20 +243,52 @@ public final class Statement {
             if isFirstStep { checkRecompilation() }
             return true
         case SQLITE_DONE:
-            database.activeBroker?.statementDidFinish(self, succeeded: true)
+            if let observerError = didEnd(resultCode: code) { throw observerError }
             return false
         default:
+            // Made before `didEnd` may run other statements.
             let error = database.makeError(code, sql: sql, arguments: arguments)
-            if let broker = database.activeBroker {
-                broker.statementDidFinish(self, succeeded: false)
-                // A transaction observer vetoed the commit: its error, not
-                // SQLITE_CONSTRAINT_COMMITHOOK, reaches the writer.
-                if code & 0xFF == SQLITE_CONSTRAINT, let observerError = broker.takeWillCommitError() {
-                    throw observerError
-                }
-            }
+            // A transaction observer vetoed the commit: its error, not
+            // SQLITE_CONSTRAINT_COMMITHOOK, reaches the writer.
+            if let observerError = didEnd(resultCode: code) { throw observerError }
             throw error
         }
+    }
+
+    /// The statement starts: the broker hears of it when it observes the
+    /// connection, or when the statement begins, releases or rolls back a
+    /// savepoint (which the broker follows even before anything observes).
+    @inline(__always)
+    private func willStart() {
+        hasEnded = false
+        if let broker = database.activeBroker {
+            broker.statementWillStart(self)
+            brokerAwaitsEnd = true
+        } else if effects.savepoint != nil {
+            database.observationBroker.statementWillStart(self)
+            brokerAwaitsEnd = true
+        }
+    }
+
+    /// The statement ended, with `SQLITE_DONE`, an error, or the result of
+    /// the `sqlite3_reset` that ended it. Updates the schema caches, and
+    /// tells the broker, which notifies a commit or a rollback.
+    ///
+    /// - Returns: The error of a user observer that vetoed a commit.
+    private func didEnd(resultCode: Int32) -> (any Error)? {
+        hasEnded = true
+        // Before observers are told of the commit: they may compile statements.
+        if changesSchema { database.clearSchemaCache() }
+        var observerError: (any Error)?
+        if brokerAwaitsEnd {
+            brokerAwaitsEnd = false
+            observerError = database.observationBroker.statementDidEnd(self, resultCode: resultCode)
+        }
+        // After a rollback, forget the caches when it undid a schema change
+        // (the schema version tells), and keep them otherwise: a rolled-back
+        // write does not cost the next one its compiled statements.
+        if rollsBack { database.refreshSchemaCacheAfterRollback() }
+        return observerError
     }
 
     /// Reads the columns again when SQLite recompiled the statement during
@@ -255,15 +308,35 @@ public final class Statement {
     }
 
     /// Makes the statement ready to run again (`sqlite3_reset`), releasing
-    /// the read lock a stepped statement holds.
+    /// the read lock a stepped statement holds. A statement stopped before
+    /// its end ends here: the broker hears of it (a commit may happen here),
+    /// but its error is lost: use `resetThrowingEndError()` where it can be thrown.
     ///
     /// - Precondition: Called inside an access of the connection, or after
     ///   it is closed (then there is nothing to reset).
     func reset() {
+        _ = try? resetThrowingEndError()
+    }
+
+    /// Resets the statement, and throws the error of its end when it ends
+    /// here: a commit that fails inside `sqlite3_reset` (a deferred foreign
+    /// key, a vetoing `TransactionObserver`, SQLITE_BUSY) rolls back there,
+    /// and the result of `sqlite3_reset` is then its only report.
+    ///
+    /// > If the most recent call to sqlite3_step(S) for the prepared statement
+    /// > S indicated an error, then sqlite3_reset(S) returns an appropriate
+    /// > error code. https://www.sqlite.org/c3ref/reset.html
+    ///
+    /// The error of a statement that already ended was thrown by its step.
+    func resetThrowingEndError() throws {
         guard needsReset, database.mayResetStatement() else { return }
-        sqlite3_reset(handle)
+        let code = sqlite3_reset(handle)
         needsReset = false
         isBusy = false
+        guard !hasEnded else { return }
+        let error = code == SQLITE_OK ? nil : database.makeError(code, sql: sql, arguments: arguments)
+        let observerError = didEnd(resultCode: code == SQLITE_OK ? SQLITE_DONE : code)
+        if let error = observerError ?? error { throw error }
     }
 
     // MARK: - Reading the current row
@@ -416,6 +489,21 @@ enum SQLScanner {
             if case .word(let word) = token, word == keyword { return false }
             return true
         }
+    }
+
+    /// The first `count` words of `sql` (uppercased), outside literals,
+    /// quoted identifiers and comments; fewer when a parenthesis or a
+    /// semicolon comes first.
+    ///
+    /// - Complexity: O(n), where n is the length of `sql`.
+    static func leadingWords(of sql: String, count: Int) -> [String] {
+        var words: [String] = []
+        _ = visitTokens(of: sql) { token in
+            guard case .word(let word) = token else { return false }
+            words.append(word)
+            return words.count < count
+        }
+        return words
     }
 
     /// What `visitTokens(of:_:)` reports: the tokens that the scans above

@@ -12,4 +12,24 @@ extension Database {
         let value = try fetch()
         return (value, selectionRegion!)
     }
+
+    /// The region to register for an observation of `regions`: their union,
+    /// plus the views their statements read, as tables, so that dropping or
+    /// redefining such a view reaches the observation.
+    ///
+    /// - Throws: The error of a region that cannot be computed.
+    func observedRegion(of regions: [any DatabaseRegionConvertible]) throws -> DatabaseRegion {
+        let previous = readViewsRecorder
+        readViewsRecorder = []
+        defer { readViewsRecorder = previous }
+        var region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(self)) }
+        for view in readViewsRecorder ?? [] { region.formUnion(DatabaseRegion(table: view)) }
+        return region
+    }
+
+    /// Notes the views a statement reads, while `observedRegion(of:)` runs.
+    func recordReadViews(of statement: Statement) {
+        guard readViewsRecorder != nil, !statement.readViews.isEmpty else { return }
+        readViewsRecorder!.append(contentsOf: statement.readViews)
+    }
 }

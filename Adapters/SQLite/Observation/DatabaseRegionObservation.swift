@@ -53,10 +53,10 @@ public struct DatabaseRegionObservation: Sendable {
         onChange: @escaping @Sendable (Database) -> Void
     ) -> AnyDatabaseCancellable {
         let host = writer.observationHost
-        let observer = RegionObserver(host: host, onChange: onChange)
+        let observer = RegionObserver(host: host, regions: regions, onChange: onChange)
         do {
             try host.writer.sync { db in
-                let region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
+                let region = try db.observedRegion(of: regions)
                 try host.observationWillStart(db)
                 observer.observerID = db.observationBroker.register(observer, region: region)
             }
@@ -75,9 +75,9 @@ public struct DatabaseRegionObservation: Sendable {
         let host = writer.observationHost
         let regions = self.regions
         return AsyncDatabaseRegionChanges { continuation in
-            let observer = RegionObserver(host: host, onChange: { _ in continuation.yield() })
+            let observer = RegionObserver(host: host, regions: regions, onChange: { _ in continuation.yield() })
             host.writer.asyncAccess({ db in
-                let region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
+                let region = try db.observedRegion(of: regions)
                 // Cancelled before it started: stay out of the broker.
                 guard observer.gate.isOpen else { return }
                 try host.observationWillStart(db)
@@ -92,20 +92,30 @@ public struct DatabaseRegionObservation: Sendable {
 
 /// The runtime of a `DatabaseRegionObservation`.
 ///
-/// `@unchecked Sendable`: `observerID` is only touched on the writer's queue;
-/// the rest is immutable or a `DeliveryGate`.
+/// `@unchecked Sendable`: `observerID` and `region` are only touched on
+/// the writer's queue; the rest is immutable or a `DeliveryGate`.
 final class RegionObserver: DatabaseCommitObserver, @unchecked Sendable {
     let host: any ObservationHost
+    let regions: [any DatabaseRegionConvertible]
     let onChange: @Sendable (Database) -> Void
     let gate = DeliveryGate()
     var observerID: Int?
 
-    init(host: any ObservationHost, onChange: @escaping @Sendable (Database) -> Void) {
+    init(
+        host: any ObservationHost, regions: [any DatabaseRegionConvertible],
+        onChange: @escaping @Sendable (Database) -> Void
+    ) {
         self.host = host
+        self.regions = regions
         self.onChange = onChange
     }
 
-    func databaseDidCommitChanges(_ db: Database) {
+    func databaseDidCommit(_ db: Database, _ commit: DatabaseCommit) {
+        // A schema change may have redefined a view the regions read: they
+        // are recorded again (kept when they no longer compile).
+        if commit.changesSchema, let observerID, let region = try? db.observedRegion(of: regions) {
+            db.observationBroker.updateRegion(region, forObserver: observerID)
+        }
         gate.deliver { onChange(db) }
     }
 

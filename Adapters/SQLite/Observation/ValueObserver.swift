@@ -152,7 +152,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         do {
             switch tracking {
             case .regions(let regions):
-                region = try regions.reduce(into: DatabaseRegion()) { $0.formUnion(try $1.databaseRegion(db)) }
+                region = try db.observedRegion(of: regions)
                 fetched = try inReadTransaction(db) {
                     if let incrementalFetch, (try? incrementalFetch.isApplicable(db)) == true {
                         tracksRowIDs = true
@@ -182,12 +182,20 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     // MARK: - Fetching after commits
 
-    func databaseDidCommitChanges(_ db: Database) {
-        if tracksRowIDs {
-            // Unknown when this is not the notification of a local commit.
-            let rowIDs = observerID.map { db.observationBroker.committedRowIDs(forObserver: $0) } ?? .unknown
-            unfetchedRowIDs.formUnion(rowIDs)
+    func databaseDidCommit(_ db: Database, _ commit: DatabaseCommit) {
+        if tracksRowIDs { unfetchedRowIDs.formUnion(commit.changedRowIDs) }
+        if commit.changesSchema, case .regions(let regions) = tracking, let observerID,
+            let newRegion = try? db.observedRegion(of: regions), newRegion != region
+        {
+            // A schema change may have redefined a view the regions read.
+            region = newRegion
+            db.observationBroker.updateRegion(newRegion, forObserver: observerID)
         }
+        commitDidChangeRegion(db)
+    }
+
+    /// A commit changed the region: fetch, now or after the running fetch.
+    private func commitDidChangeRegion(_ db: Database) {
         let commit = db.observationBroker.commitCount
         fetchState.withLock { $0.latestChange = max($0.latestChange, commit) }
         fetchIfDue(db)
@@ -297,7 +305,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                     let grew = region.union(newRegion) != region
                     region = newRegion
                     db.observationBroker.updateRegion(newRegion, forObserver: observerID)
-                    if grew && db.observationBroker.commitCount != commitCount { databaseDidCommitChanges(db) }
+                    if grew && db.observationBroker.commitCount != commitCount {
+                        if tracksRowIDs { unfetchedRowIDs = .unknown }
+                        commitDidChangeRegion(db)
+                    }
                 }
             }
             if case .failure = result { fetchDidFail() }

@@ -14,10 +14,17 @@
 /// compiles a statement of its own, so several cursors over the same SQL
 /// can be iterated at once. A cursor abandoned before its end gives its
 /// statement back when it is released.
+///
+/// A statement that writes (`INSERT ... RETURNING`) makes all its changes
+/// at its first step, and outside of a transaction commits at its end: its
+/// cursor runs it to the end at the first `next()`, which throws when the
+/// commit fails, and then hands out the elements it read.
 public final class DatabaseCursor<Element> {
     private let statement: Statement
     private let decode: (Statement) throws -> Element
     private var isDone = false
+    /// For a statement that writes, the elements not handed out yet, last first.
+    private var pendingElements: [Element]?
 
     init(statement: Statement, decode: @escaping (Statement) throws -> Element) {
         self.statement = statement
@@ -40,8 +47,19 @@ public final class DatabaseCursor<Element> {
     /// - Throws: A `DatabaseError` when SQLite fails, or the decoding error of
     ///   the element.
     public func next() throws -> Element? {
+        if pendingElements != nil { return pendingElements!.popLast() }
         guard !isDone else { return nil }
         statement.database.checkAccess()
+        if !statement.isReadOnly {
+            var elements: [Element] = []
+            defer { isDone = true }
+            try statement.fetching { statement in
+                while try statement.step() { elements.append(try decode(statement)) }
+            }
+            statement.isBusy = false
+            pendingElements = elements.reversed()
+            return pendingElements!.popLast()
+        }
         do {
             if try statement.step() {
                 return try decode(statement)
@@ -63,7 +81,7 @@ public final class DatabaseCursor<Element> {
 
     private func finish() {
         isDone = true
-        statement.endFetch()
+        statement.reset()
         statement.isBusy = false
     }
 }

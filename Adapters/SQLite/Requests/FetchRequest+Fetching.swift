@@ -6,20 +6,24 @@ extension FetchRequest where Element == Row {
     ///
     /// - Complexity: O(n × c), where n is the number of rows and c the number of columns.
     public func fetchAll(_ db: Database) throws -> [Row] {
-        let statement = try prepareStatement(db)
-        defer { statement.endFetch() }
-        var rows: [Row] = []
-        while try statement.step() {
-            rows.append(statement.currentRow())
+        try prepareStatement(db).fetching { statement in
+            var rows: [Row] = []
+            while try statement.step() {
+                rows.append(statement.currentRow())
+            }
+            return rows
         }
-        return rows
     }
 
     /// The first row of the request, or nil when there is none.
+    ///
+    /// A statement that writes (`INSERT ... RETURNING`) makes all its
+    /// changes at its first step, and outside of a transaction commits
+    /// when `fetchOne` resets it: a commit that fails there throws.
     public func fetchOne(_ db: Database) throws -> Row? {
-        let statement = try prepareStatement(db)
-        defer { statement.endFetch() }
-        return try statement.step() ? statement.currentRow() : nil
+        try prepareStatement(db).fetching { statement in
+            try statement.step() ? statement.currentRow() : nil
+        }
     }
 
     /// A cursor over the rows of the request, which reads them one at a time
@@ -35,23 +39,27 @@ extension FetchRequest where Element: DatabaseValueConvertible {
     /// - Throws: `RowDecodingError` when a value cannot be decoded (a NULL
     ///   for a non-optional type, a value of another type).
     public func fetchAll(_ db: Database) throws -> [Element] {
-        let statement = try prepareStatement(db)
-        defer { statement.endFetch() }
-        try Self.checkHasColumn(statement)
-        var values: [Element] = []
-        while try statement.step() {
-            values.append(try Self.decodeFirstColumn(statement))
+        try prepareStatement(db).fetching { statement in
+            try Self.checkHasColumn(statement)
+            var values: [Element] = []
+            while try statement.step() {
+                values.append(try Self.decodeFirstColumn(statement))
+            }
+            return values
         }
-        return values
     }
 
     /// The first column of the first row, decoded as `Element`, or nil when
     /// there is no row.
+    ///
+    /// A statement that writes (`INSERT ... RETURNING id`) makes all its
+    /// changes at its first step, and outside of a transaction commits
+    /// when `fetchOne` resets it: a commit that fails there throws.
     public func fetchOne(_ db: Database) throws -> Element? {
-        let statement = try prepareStatement(db)
-        defer { statement.endFetch() }
-        try Self.checkHasColumn(statement)
-        return try statement.step() ? Self.decodeFirstColumn(statement) : nil
+        try prepareStatement(db).fetching { statement in
+            try Self.checkHasColumn(statement)
+            return try statement.step() ? Self.decodeFirstColumn(statement) : nil
+        }
     }
 
     /// A cursor over the first column of the rows, decoded as `Element`.
@@ -63,7 +71,7 @@ extension FetchRequest where Element: DatabaseValueConvertible {
 
     private static func checkHasColumn(_ statement: Statement) throws {
         guard statement.columnCount > 0 else {
-            statement.endFetch()
+            statement.reset()
             throw RowDecodingError(
                 kind: .columnNotFound, column: "#0", sql: statement.sql,
                 message: "the statement returns no column")
@@ -89,21 +97,25 @@ extension FetchRequest where Element: FetchableRecord {
     ///
     /// - Throws: The first error thrown by `init(row:)`, or a `DatabaseError`.
     public func fetchAll(_ db: Database) throws -> [Element] {
-        let statement = try prepareStatement(db)
-        defer { statement.endFetch() }
-        var values: [DatabaseValue] = []
-        var records: [Element] = []
-        while try statement.step() {
-            records.append(try Element(row: statement.currentRow(reusing: &values)))
+        try prepareStatement(db).fetching { statement in
+            var values: [DatabaseValue] = []
+            var records: [Element] = []
+            while try statement.step() {
+                records.append(try Element(row: statement.currentRow(reusing: &values)))
+            }
+            return records
         }
-        return records
     }
 
     /// The first row of the request decoded as a record, or nil when there is none.
+    ///
+    /// A statement that writes (`INSERT ... RETURNING *`) makes all its
+    /// changes at its first step, and outside of a transaction commits
+    /// when `fetchOne` resets it: a commit that fails there throws.
     public func fetchOne(_ db: Database) throws -> Element? {
-        let statement = try prepareStatement(db)
-        defer { statement.endFetch() }
-        return try statement.step() ? Element(row: statement.currentRow()) : nil
+        try prepareStatement(db).fetching { statement in
+            try statement.step() ? Element(row: statement.currentRow()) : nil
+        }
     }
 
     /// A cursor over the records of the request, decoded one at a time as it

@@ -28,7 +28,9 @@ extension FetchRequest {
     /// - Throws: A `DatabaseError` when the SQL does not compile.
     public func databaseRegion(_ db: Database) throws -> DatabaseRegion {
         let (sql, _) = try makeSQL(db)
-        return try db.cachedStatement(sql: sql).region
+        let statement = try db.cachedStatement(sql: sql)
+        db.recordReadViews(of: statement)
+        return statement.region
     }
 
     /// Compiles the request (through the statement cache) and binds its arguments.
@@ -68,25 +70,17 @@ extension FetchRequest {
             countStatement = try db.cachedStatement(sql: countSQL)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // Not a SELECT: count the rows of the statement itself.
-            defer { statement.endFetch() }
-            var count = 0
-            while try statement.step() { count += 1 }
-            return count
+            return try statement.fetching { statement in
+                var count = 0
+                while try statement.step() { count += 1 }
+                return count
+            }
         }
         try countStatement.setArguments(arguments)
-        defer { countStatement.endFetch() }
-        guard try countStatement.step(), case .integer(let count) = countStatement.columnValue(at: 0).storage else {
-            return 0
+        return try countStatement.fetching { countStatement in
+            guard try countStatement.step(), case .integer(let count) = countStatement.columnValue(at: 0).storage
+            else { return 0 }
+            return Int(count)
         }
-        return Int(count)
-    }
-}
-
-extension Statement {
-    /// Resets a statement whose rows were fetched, and updates the schema
-    /// cache as `run` does.
-    func endFetch() {
-        reset()
-        updateSchemaCacheAfterRun()
     }
 }

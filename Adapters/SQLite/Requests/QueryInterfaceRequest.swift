@@ -260,7 +260,9 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     /// - Throws: A `DatabaseError` when the SQL cannot be built or compiled.
     public func databaseRegion(_ db: Database) throws -> DatabaseRegion {
         let (sql, _) = try makeSQL(db)
-        let region = try db.cachedStatement(sql: sql).region
+        let statement = try db.cachedStatement(sql: sql)
+        db.recordReadViews(of: statement)
+        let region = statement.region
         var hasKeyFilter = false
         var hasSQL = orderings.contains { if case .sql = $0 { true } else { false } }
         for filter in filters {

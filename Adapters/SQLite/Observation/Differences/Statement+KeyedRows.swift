@@ -23,7 +23,7 @@ extension Statement {
     func fetchKeyedRows(
         keyColumns: [String], addedRowID: Bool, tableName: String, hint: KeyedRows?
     ) throws -> KeyedRows {
-        defer { endFetch() }
+        defer { reset() }
         var keyIndices = try keyColumnIndices(keyColumns, addedRowID: addedRowID, tableName: tableName)
         let resolvedColumnNames = columnNames
         var hint = usableHint(hint, keyIndices: keyIndices)

@@ -1,0 +1,43 @@
+internal import CSQLite
+
+/// Installs SQLite's change hooks on a writer connection, with its broker
+/// as their unretained context, and C callbacks that capture nothing.
+///
+/// The broker lives as long as its `Database`, which closes the connection
+/// (and so uninstalls the hooks) before it is deallocated.
+enum ChangeHooks {
+    /// Installs the commit and rollback hooks, and the pre-update hook
+    /// (`preUpdate`) or the update hook.
+    static func install(on connection: OpaquePointer?, broker: TransactionObserverBroker, preUpdate: Bool) {
+        let context = Unmanaged.passUnretained(broker).toOpaque()
+        sqlite3_commit_hook(
+            connection,
+            { context in
+                Unmanaged<TransactionObserverBroker>.fromOpaque(context!).takeUnretainedValue().commitHook()
+            }, context)
+        sqlite3_rollback_hook(
+            connection,
+            { context in
+                Unmanaged<TransactionObserverBroker>.fromOpaque(context!).takeUnretainedValue().rollbackHook()
+            }, context)
+        if preUpdate {
+            sqlite3_preupdate_hook(
+                connection,
+                { context, connection, operation, _, table, oldKey, newKey in
+                    guard let context, let connection, let table else { return }
+                    let broker = Unmanaged<TransactionObserverBroker>.fromOpaque(context).takeUnretainedValue()
+                    PreUpdateChangeTracking.rowDidChange(
+                        broker, connection: connection, operation: operation, table: table,
+                        oldKey: oldKey, newKey: newKey)
+                }, context)
+        } else {
+            sqlite3_update_hook(
+                connection,
+                { context, operation, _, table, rowID in
+                    guard let context, let table else { return }
+                    let broker = Unmanaged<TransactionObserverBroker>.fromOpaque(context).takeUnretainedValue()
+                    UpdateHookChangeTracking.rowDidChange(broker, operation: operation, table: table, rowID: rowID)
+                }, context)
+        }
+    }
+}

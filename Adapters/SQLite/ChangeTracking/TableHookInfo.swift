@@ -1,0 +1,174 @@
+import Foundation
+internal import CSQLite
+
+/// What the change hooks need to know of a table the running statement
+/// writes, read before the statement runs: hooks must not run SQL.
+///
+/// Cached by the broker per table, and forgotten when the schema changes.
+struct TableHookInfo {
+    /// The columns, lowercased, in declaration order (generated ones included).
+    var columns: [String]
+    var withoutRowID: Bool
+    /// The names an UPDATE reports when it changes the rowid: `rowid`
+    /// (whatever name was used in SQL) and the column that aliases it.
+    var rowIDColumns: Set<String>
+    /// The stored columns, with the indices that `sqlite3_preupdate_old`
+    /// and `sqlite3_preupdate_new` give them (see `PreUpdateColumnLayout`).
+    var storedColumns: [(old: Int32, new: Int32, name: String)]
+    /// VIRTUAL generated columns: no record holds them, so an update of
+    /// any stored column counts as a potential change of each of them.
+    var virtualColumns: [String]
+    /// Every generated column, VIRTUAL or STORED: the authorizer never
+    /// reports them among the columns an UPDATE sets.
+    var generatedColumns: [String]
+    /// For a virtual table, the prefix of its shadow tables' names
+    /// (`document_`, lowercased), through whose writes its changes show.
+    var shadowTablePrefix: [CChar]?
+    /// For a virtual table, whether the database holds shadow tables of it.
+    var hasShadowTables = false
+    /// Update-hook path only: whether the table has a unique index besides
+    /// its rowid, on whose conflicts a REPLACE deletes a row that the
+    /// update hook does not report.
+    var hasUniqueIndex = false
+    /// Update-hook path only: whether a constraint of the table says
+    /// `ON CONFLICT REPLACE`, so that any INSERT or UPDATE may replace.
+    var replacesOnConflict = false
+    /// Whether the definitions of the table or of its triggers mention
+    /// `FAIL` (`ON CONFLICT FAIL`, `RAISE(FAIL, ...)`): a statement that
+    /// fails on it may keep the changes it made before failing.
+    var mayFailKeepingChanges = false
+
+    var isVirtual: Bool { shadowTablePrefix != nil }
+
+    /// Reads the metadata of a table (not a view).
+    ///
+    /// When some of it cannot be read, assumes the worst: potential changes
+    /// are notified, never missed.
+    init(schema: TableSchema, database: Database, readsReplaceResolution: Bool) {
+        columns = schema.columns.map(\.asciiLowercased)
+        withoutRowID = schema.isWithoutRowID
+        var rowIDColumns: Set<String> = schema.isWithoutRowID ? [] : ["rowid"]
+        if case .rowID(let column?) = schema.primaryKey { rowIDColumns.insert(column.asciiLowercased) }
+        self.rowIDColumns = rowIDColumns
+        generatedColumns = columns.filter { schema.generatedColumns[$0] != nil }
+        virtualColumns = columns.filter { schema.generatedColumns[$0] == false }
+        let layout = schema.isWithoutRowID ? PreUpdateColumnLayout.withoutRowIDTables : .rowIDTables
+        var storedColumns: [(old: Int32, new: Int32, name: String)] = []
+        for (tableIndex, column) in columns.enumerated() where schema.generatedColumns[column] != false {
+            let storageIndex = Int32(storedColumns.count)
+            storedColumns.append((
+                old: layout.oldIsStorageIndexed ? storageIndex : Int32(tableIndex),
+                new: layout.newIsStorageIndexed ? storageIndex : Int32(tableIndex),
+                name: column))
+        }
+        self.storedColumns = storedColumns
+
+        let quoted = SQLScanner.quote(schema.name)
+        if schema.isVirtual {
+            let prefix = schema.name.asciiLowercased + "_"
+            shadowTablePrefix = Array(prefix.utf8CString)
+            // Columns of PRAGMA table_list: schema, name, type, ncol, wr, strict.
+            hasShadowTables =
+                (try? database.fetchRows(sql: "PRAGMA table_list").contains { row in
+                    let type: String? = try? row[2]
+                    let name: String? = try? row[1]
+                    return type == "shadow" && name?.asciiLowercased.hasPrefix(prefix) == true
+                }) ?? false
+        }
+        // A temporary table hides a main one of the same name: look at both.
+        let definitions = try? database.fetchRows(
+            sql: """
+                SELECT type, sql FROM sqlite_temp_schema WHERE tbl_name = ?1 COLLATE NOCASE
+                UNION ALL SELECT type, sql FROM sqlite_schema WHERE tbl_name = ?1 COLLATE NOCASE
+                """,
+            arguments: [schema.name])
+        mayFailKeepingChanges =
+            definitions?.contains { row in
+                let definition: String? = (try? row[1] as String?) ?? nil
+                return SQLScanner.containsKeyword("FAIL", in: definition ?? "")
+            } ?? true
+        if readsReplaceResolution {
+            // Columns of PRAGMA index_list: seq, name, unique, origin, partial.
+            hasUniqueIndex =
+                (try? database.fetchRows(sql: "PRAGMA index_list(\(quoted))").contains { row in
+                    (try? row[2] as Bool) ?? true
+                }) ?? true
+            replacesOnConflict =
+                definitions?.contains { row in
+                    let type: String? = try? row[0]
+                    let definition: String? = (try? row[1] as String?) ?? nil
+                    return type == "table" && SQLScanner.containsKeyword("REPLACE", in: definition ?? "")
+                } ?? true
+        }
+    }
+
+    /// Whether `table` (a name a hook reports) is a shadow table of this
+    /// virtual table, compared without allocating.
+    func ownsShadowTable(_ table: UnsafePointer<CChar>) -> Bool {
+        guard let shadowTablePrefix else { return false }
+        return shadowTablePrefix.withUnsafeBufferPointer { prefix in
+            strncasecmp(prefix.baseAddress!, table, prefix.count - 1) == 0
+        }
+    }
+}
+
+/// Which indices `sqlite3_preupdate_old` and `sqlite3_preupdate_new` give
+/// the columns of a table with VIRTUAL generated columns, found once per
+/// process by asking the SQLite library in use.
+///
+/// SQLite 3.40.1 (checked on this machine): for a rowid table, both take
+/// the index of the column in the stored record, which holds no VIRTUAL
+/// column (so the last indices return `SQLITE_RANGE`); for a WITHOUT ROWID
+/// table, `_old` takes the index of the column in the table and `_new` its
+/// index in the record. A table without VIRTUAL columns has the same
+/// indices either way.
+struct PreUpdateColumnLayout: Sendable {
+    var oldIsStorageIndexed: Bool
+    var newIsStorageIndexed: Bool
+
+    static let rowIDTables = probe(
+        schema: "CREATE TABLE t(a, v AS (a + 100) VIRTUAL, b); INSERT INTO t(a, b) VALUES (1, 2)")
+    static let withoutRowIDTables = probe(
+        schema: """
+            CREATE TABLE t(a PRIMARY KEY, v AS (a + 100) VIRTUAL, b) WITHOUT ROWID;
+            INSERT INTO t(a, b) VALUES (1, 2)
+            """)
+
+    /// Updates column `b` (2 → 3) of table `t` in `schema`, and looks at
+    /// what index 1 holds: `b` when the index is a record index.
+    private static func probe(schema: String) -> PreUpdateColumnLayout {
+        let assumed = PreUpdateColumnLayout(oldIsStorageIndexed: true, newIsStorageIndexed: true)
+        guard sqlite3_compileoption_used("ENABLE_PREUPDATE_HOOK") != 0 else { return assumed }
+        var connection: OpaquePointer?
+        defer { sqlite3_close_v2(connection) }
+        guard sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+            // No generated columns (SQLite before 3.31): no layout question.
+            sqlite3_exec(connection, schema, nil, nil, nil) == SQLITE_OK
+        else { return assumed }
+        final class Probe {
+            var old: Int64?
+            var new: Int64?
+        }
+        let probe = Probe()
+        let context = Unmanaged.passUnretained(probe).toOpaque()
+        sqlite3_preupdate_hook(
+            connection,
+            { context, connection, _, _, _, _, _ in
+                guard let context else { return }
+                let probe = Unmanaged<Probe>.fromOpaque(context).takeUnretainedValue()
+                var value: OpaquePointer?
+                if sqlite3_preupdate_old(connection, 1, &value) == SQLITE_OK,
+                    sqlite3_value_type(value) == SQLITE_INTEGER
+                {
+                    probe.old = sqlite3_value_int64(value)
+                }
+                if sqlite3_preupdate_new(connection, 1, &value) == SQLITE_OK,
+                    sqlite3_value_type(value) == SQLITE_INTEGER
+                {
+                    probe.new = sqlite3_value_int64(value)
+                }
+            }, context)
+        guard sqlite3_exec(connection, "UPDATE t SET b = 3", nil, nil, nil) == SQLITE_OK else { return assumed }
+        return PreUpdateColumnLayout(oldIsStorageIndexed: probe.old == 2, newIsStorageIndexed: probe.new == 3)
+    }
+}
