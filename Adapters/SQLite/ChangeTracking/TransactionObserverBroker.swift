@@ -185,18 +185,20 @@ final class TransactionObserverBroker {
     /// > COMMIT is converted into a ROLLBACK. [It] must not do anything that
     /// > will modify the database connection. https://www.sqlite.org/c3ref/commit_hook.html
     func commitHook() -> Int32 {
-        if isObserving {
-            // Events buffered in savepoints still open are committed now:
-            // user observers get them before they are asked whether to commit.
-            deliver(levels.takeUserEvents())
-            for entry in userObservers {
-                guard let observer = entry.observer else { continue }
-                do {
-                    try observer.databaseWillCommit()
-                } catch {
-                    willCommitError = error
-                    return 1
-                }
+        // The hooks stay installed when every observer is gone: statements
+        // then report nothing, and a commit must leave no pending state
+        // behind for the next observer to misread.
+        guard isObserving else { return 0 }
+        // Events buffered in savepoints still open are committed now: user
+        // observers get them before they are asked whether to commit.
+        deliver(levels.takeUserEvents())
+        for entry in userObservers {
+            guard let observer = entry.observer else { continue }
+            do {
+                try observer.databaseWillCommit()
+            } catch {
+                willCommitError = error
+                return 1
             }
         }
         // Confirmed, or not, when the statement ends (see `statementDidEnd`).
@@ -306,10 +308,13 @@ final class TransactionObserverBroker {
     /// arrives are known when they are rolled back.
     func statementWillStart(_ statement: Statement) {
         willCommitError = nil
-        // Outside of a transaction, what the stack holds is stale (a
-        // transaction ended while nothing observed).
-        if levels.runningStatementCount == 0, !levels.isPristine, sqlite3_get_autocommit(database.connection) != 0 {
-            levels.reset()
+        if levels.runningStatementCount == 0 {
+            // What a statement that did not report its end left is stale:
+            // a transaction that ended while nothing observed, a statement
+            // reset without the broker hearing of it.
+            commitIsPending = false
+            rollbackIsPending = false
+            if !levels.isPristine, sqlite3_get_autocommit(database.connection) != 0 { levels.reset() }
         }
         if levels.runningStatementCount > 0 { suspendedContexts.append(current) }
         levels.pushStatement(ObjectIdentifier(statement))
