@@ -17,9 +17,14 @@ import DatabaseRegions
 /// }
 /// ```
 ///
-/// Events inside a savepoint are delivered when the outermost savepoint is
-/// released (or the transaction commits); a `ROLLBACK TO` drops the events
-/// of the savepoint, and a rollback drops every event of the transaction.
+/// An event is delivered once nothing but a rollback of the whole
+/// transaction can undo it: when its statement ends successfully (a
+/// statement that fails and is undone by SQLite, such as a CHECK or UNIQUE
+/// violation caught inside a transaction, delivers none of its events),
+/// and inside a savepoint when the outermost savepoint is released (or the
+/// transaction commits); a `ROLLBACK TO` drops the events of the savepoint,
+/// and a rollback drops every event of the transaction. Virtual tables
+/// (FTS, R*Tree) produce no event: the writes of their shadow tables do.
 /// On the pre-update hook path (see `Configuration.changeTracking`) an
 /// UPDATE that leaves every value unchanged produces no event, an UPDATE
 /// that changes a rowid produces a deletion of the old rowid and an
