@@ -166,13 +166,16 @@ struct ChangeLevelStack {
         }
     }
 
-    /// Merges the levels from `index` up into level `index - 1`.
+    /// Merges the levels from `index` up into level `index - 1`, each into
+    /// the one below, in place (a copy of a level below, whose marks grow
+    /// with the transaction, would make a transaction of n statements cost
+    /// O(n²)).
     private mutating func mergeLevels(from index: Int) -> [UserEvent] {
         precondition(index > 0, "the transaction level is never merged")
-        var merged = levels[index - 1]
-        for level in levels[index...] { merged.merge(level) }
-        levels.removeSubrange((index - 1)...)
-        levels.append(merged)
+        while levels.count > index {
+            let level = levels.removeLast()
+            levels[levels.count - 1].merge(level)
+        }
         guard levels.count == 1, !levels[0].userEvents.isEmpty else { return [] }
         defer { levels[0].userEvents = [] }
         return levels[0].userEvents
