@@ -153,6 +153,29 @@ import Testing
         #expect(error?.description.contains("(connection \(writerLabel))") == true)
     }
 
+    /// SQLite takes the busy timeout in milliseconds, as an `Int32`: a longer
+    /// timeout is clamped to `Int32.max` milliseconds (about 24.8 days), a
+    /// negative one to zero, and opening never traps.
+    @Test(arguments: DatabaseKind.allCases, [
+        (Duration.seconds(Int64.max), Int(Int32.max)),
+        (.seconds(3_000_000), Int(Int32.max)),
+        (.milliseconds(Int64(Int32.max)), Int(Int32.max)),
+        (.milliseconds(1500), 1500),
+        (.zero, 0),
+        (.milliseconds(-1), 0),
+        (.seconds(-1), 0),
+        (.seconds(Int64.min), 0),
+    ])
+    func anOutOfRangeBusyTimeoutIsClampedAndTheDatabaseWorks(kind: DatabaseKind, timeout: (Duration, Int)) throws {
+        var configuration = Configuration()
+        configuration.busyTimeout = timeout.0
+        let test = try kind.make(configuration: configuration)
+        try test.writer.write { db in try db.execute(sql: "CREATE TABLE t (a); INSERT INTO t VALUES (1)") }
+        #expect(try test.writer.count("t") == 1)
+        #expect(try test.writer.writeWithoutTransaction { db in try db.int("PRAGMA busy_timeout") } == timeout.1)
+        #expect(try test.writer.read { db in try db.int("PRAGMA busy_timeout") } == timeout.1)
+    }
+
     @Test func theBusyTimeoutAndReaderCountHaveDefaults() {
         let configuration = Configuration()
         #expect(configuration.busyTimeout == .seconds(5))
