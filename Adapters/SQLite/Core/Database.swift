@@ -298,11 +298,13 @@ public final class Database {
 
     /// Compiles one statement.
     ///
-    /// - Throws: A `DatabaseError` for invalid SQL, or for SQL that holds more
-    ///   than one statement (use `execute(sql:arguments:)` for those).
+    /// - Throws: A `DatabaseError` for invalid SQL, for SQL that holds more
+    ///   than one statement (use `execute(sql:arguments:)` for those), and
+    ///   (`SQLITE_MISUSE`) for SQL that contains a NUL character, whose text
+    ///   after the NUL SQLite would ignore.
     public func makeStatement(sql: String) throws -> Statement {
         checkAccess()
-        return try sql.withCString { base in
+        return try withCompilableText(of: sql) { base in
             var offset = 0
             guard let statement = try prepareStatement(base, offset: &offset, sql: sql) else {
                 throw DatabaseError(
@@ -326,6 +328,8 @@ public final class Database {
     /// still being iterated by a cursor is not handed out again: a fresh one
     /// is compiled instead.
     ///
+    /// - Throws: The errors of `makeStatement(sql:)`, when the statement is
+    ///   compiled.
     /// - Complexity: Amortized O(1) after the first call (a hash of the SQL).
     public func cachedStatement(sql: String) throws -> Statement {
         checkAccess()
@@ -338,8 +342,34 @@ public final class Database {
         return statement
     }
 
+    /// Calls `body` with the SQL as the C string that `prepareStatement`
+    /// compiles: the only way SQL text reaches SQLite.
+    ///
+    /// SQLite reads SQL up to its first NUL character, and would silently
+    /// ignore the text after one (`"INSERT ...\0; DROP TABLE t"` would
+    /// run the INSERT alone): such SQL throws instead, before anything runs.
+    ///
+    /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when `sql` contains a
+    ///   NUL character, with its offset in UTF-8 bytes; the error of `body`.
+    /// - Complexity: O(n), where n is the length of the SQL in bytes (much
+    ///   less than compiling it).
+    private func withCompilableText<T>(of sql: String, _ body: (UnsafePointer<CChar>) throws -> T) throws -> T {
+        try sql.withCString { base in
+            // The C string of a Swift string holds its embedded NULs: the
+            // first one ends it early.
+            let length = strlen(base)
+            guard length == sql.utf8.count else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_MISUSE, message: "the SQL contains a NUL character at byte offset \(length)",
+                    sql: sql, connectionLabel: label)
+            }
+            return try body(base)
+        }
+    }
+
     /// Compiles the statement that starts at `base + offset` and advances
     /// `offset` past it. Returns nil when only blanks and comments remain.
+    /// `base` comes from `withCompilableText(of:_:)`.
     ///
     /// Compiling records the statement's region (see `Database+Authorizer.swift`).
     func prepareStatement(_ base: UnsafePointer<CChar>, offset: inout Int, sql: String) throws -> Statement? {
@@ -388,9 +418,14 @@ public final class Database {
     ///     INSERT INTO player (name) VALUES (?);
     ///     """, arguments: ["Arthur", "Barbara"])
     /// ```
+    ///
+    /// - Throws: A `DatabaseError` for invalid SQL, for arguments that do not
+    ///   fit, when a statement fails (the statements before it have run), and
+    ///   (`SQLITE_MISUSE`, before any statement runs) for SQL that contains a
+    ///   NUL character, whose text after the NUL SQLite would ignore.
     public func execute(sql: String, arguments: StatementArguments = StatementArguments()) throws {
         checkAccess()
-        try sql.withCString { base in
+        try withCompilableText(of: sql) { base in
             var offset = 0
             var consumer = ArgumentConsumer(arguments)
             while let statement = try prepareStatement(base, offset: &offset, sql: sql) {
