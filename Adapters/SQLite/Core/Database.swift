@@ -33,6 +33,11 @@ public final class Database {
     /// The thread running the current access, or nil outside accesses.
     private var accessThread: pthread_t?
 
+    /// Whether a read transaction outlives the current access on purpose:
+    /// between `beginPinnedRead()` and `endPinnedRead()`, which run in two
+    /// accesses of a pool's reader.
+    var isPinningRead = false
+
     /// Whether the connection is closed, readable from any thread: statements
     /// released after the close finalize their handles under this lock.
     private let closedState = Mutex(false)
@@ -138,11 +143,17 @@ public final class Database {
     // MARK: - Access control
 
     /// Runs `body` as an access of the current thread: `Database` methods
-    /// called from `body` on this thread are allowed.
+    /// called from `body` on this thread are allowed. Every access of a
+    /// queue or pool, of the user or of the library, runs through here.
     ///
     /// When the outermost access ends, statements left running (by a cursor
     /// that escaped its closure) are reset, so that they release their locks
-    /// and the snapshot of their read transaction.
+    /// and the snapshot of their read transaction; then a transaction left
+    /// open is rolled back (see `endAccess()`).
+    ///
+    /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when the connection is
+    ///   closed, or when `body` returns with a transaction open; the error
+    ///   of `body`, which wins over the other.
     func withAccess<T>(_ body: () throws -> T) throws -> T {
         guard connection != nil else {
             throw DatabaseError(
@@ -150,11 +161,41 @@ public final class Database {
         }
         let previous = accessThread
         accessThread = pthread_self()
-        defer {
-            if previous == nil { resetRunningStatements() }
-            accessThread = previous
+        defer { accessThread = previous }
+        // A nested access ends with the outermost one.
+        guard previous == nil else { return try body() }
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? endAccess()
+            throw error
         }
-        return try body()
+        try endAccess()
+        return result
+    }
+
+    /// Ends the outermost access: resets the statements left running, then
+    /// rolls back a transaction left open, unless it is a pinned read.
+    ///
+    /// Every managed transaction (of `read`, `write`, `inTransaction`, an
+    /// observation's fetch) has ended by now: a transaction still open was
+    /// begun by the user's SQL (a `BEGIN` without `COMMIT` in
+    /// `writeWithoutTransaction`, or in a commit observer). Kept open, it
+    /// would let the next access, maybe another caller's, see or commit its
+    /// uncommitted changes, or fail to begin its own transaction.
+    ///
+    /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when a transaction was
+    ///   left open (it is rolled back first).
+    private func endAccess() throws {
+        resetRunningStatements()
+        guard !isPinningRead, let connection, sqlite3_get_autocommit(connection) == 0 else { return }
+        rollbackIfInsideTransaction()
+        throw DatabaseError(
+            resultCode: .SQLITE_MISUSE,
+            message: "the access left a transaction open: it was rolled back; "
+                + "commit or roll back inside the closure, or use write",
+            connectionLabel: label)
     }
 
     /// Whether the current thread runs an access of this connection (or closes it).
