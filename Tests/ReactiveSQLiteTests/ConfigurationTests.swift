@@ -88,11 +88,20 @@ import Testing
         configuration.busyTimeout = .milliseconds(300)
         let test = try kind.make(configuration: configuration)
         try await test.writer.write { db in try db.execute(sql: "CREATE TABLE t (a)") }
+        // Another connection holds the write lock, in a write that lasts
+        // until `unlock` opens, then rolls back.
         let other = try DatabaseQueue(path: try #require(test.path))
-        try await other.writeWithoutTransaction { db in
-            try db.execute(sql: "BEGIN IMMEDIATE; INSERT INTO t VALUES ('other')")
+        let (locked, unlock) = (Gate(), Gate())
+        let otherWrite = ThreadResult {
+            try other.write { db in
+                try db.execute(sql: "INSERT INTO t VALUES ('other')")
+                locked.open()
+                _ = unlock.wait()
+                throw TestError()
+            }
         }
-        defer { try? other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") } }
+        defer { unlock.open() }
+        #expect(await locked.waitAsync())
 
         let clock = ContinuousClock()
         let start = clock.now
@@ -109,6 +118,9 @@ import Testing
         #expect(clock.now - asyncStart >= .milliseconds(300))
         // Reads are not blocked by the lock.
         #expect(try test.writer.count("t") == 0)
+        unlock.open()
+        let outcome = await otherWrite.waitAsync()
+        #expect(throws: TestError()) { try outcome?.get() }
     }
 
     @Test(arguments: [DatabaseKind.fileQueue, .pool])
@@ -119,10 +131,19 @@ import Testing
         let writer = test.writer
         defer { withExtendedLifetime(test) {} }
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t (a)") }
+        // Another connection holds the write lock, in a write that lasts
+        // until `unlock` opens, then commits.
         let other = try DatabaseQueue(path: try #require(test.path))
-        try await other.writeWithoutTransaction { db in
-            try db.execute(sql: "BEGIN IMMEDIATE; INSERT INTO t VALUES ('other')")
+        let (locked, unlock) = (Gate(), Gate())
+        let otherWrite = ThreadResult {
+            try other.write { db in
+                try db.execute(sql: "INSERT INTO t VALUES ('other')")
+                locked.open()
+                _ = unlock.wait()
+            }
         }
+        defer { unlock.open() }
+        #expect(await locked.waitAsync())
         let starting = Gate()
         let write = ThreadResult {
             starting.open()
@@ -131,7 +152,8 @@ import Testing
         #expect(await starting.waitAsync())
         // Give the write time to meet the lock (it succeeds whatever this delay).
         try await Task.sleep(for: .milliseconds(200))
-        try await other.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+        unlock.open()
+        try #require(await otherWrite.waitAsync()).get()
         try #require(await write.waitAsync()).get()
         #expect(try writer.count("t") == 2)
     }
@@ -151,6 +173,29 @@ import Testing
         let error = databaseError { try test.writer.write { db in try db.execute(sql: "SELECT * FROM nope") } }
         #expect(error?.connectionLabel == writerLabel)
         #expect(error?.description.contains("(connection \(writerLabel))") == true)
+    }
+
+    /// SQLite takes the busy timeout in milliseconds, as an `Int32`: a longer
+    /// timeout is clamped to `Int32.max` milliseconds (about 24.8 days), a
+    /// negative one to zero, and opening never traps.
+    @Test(arguments: DatabaseKind.allCases, [
+        (Duration.seconds(Int64.max), Int(Int32.max)),
+        (.seconds(3_000_000), Int(Int32.max)),
+        (.milliseconds(Int64(Int32.max)), Int(Int32.max)),
+        (.milliseconds(1500), 1500),
+        (.zero, 0),
+        (.milliseconds(-1), 0),
+        (.seconds(-1), 0),
+        (.seconds(Int64.min), 0),
+    ])
+    func anOutOfRangeBusyTimeoutIsClampedAndTheDatabaseWorks(kind: DatabaseKind, timeout: (Duration, Int)) throws {
+        var configuration = Configuration()
+        configuration.busyTimeout = timeout.0
+        let test = try kind.make(configuration: configuration)
+        try test.writer.write { db in try db.execute(sql: "CREATE TABLE t (a); INSERT INTO t VALUES (1)") }
+        #expect(try test.writer.count("t") == 1)
+        #expect(try test.writer.writeWithoutTransaction { db in try db.int("PRAGMA busy_timeout") } == timeout.1)
+        #expect(try test.writer.read { db in try db.int("PRAGMA busy_timeout") } == timeout.1)
     }
 
     @Test func theBusyTimeoutAndReaderCountHaveDefaults() {

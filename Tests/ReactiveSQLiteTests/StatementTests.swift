@@ -1,4 +1,5 @@
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 @Suite struct StatementTests {
@@ -59,6 +60,103 @@ import Testing
             #expect(statement.isReadOnly)
             #expect(try !db.makeStatement(sql: "DELETE FROM t").isReadOnly)
         }
+    }
+
+    // MARK: - SQL with a NUL character
+
+    /// SQLite reads SQL as a C string, which ends at the first NUL: the text
+    /// after it would be silently ignored.
+    static let sqlWithNUL = "INSERT INTO t (name) VALUES ('a')\0; DROP TABLE t"
+
+    /// Checks the error of SQL that contains a NUL character at `offset`.
+    private func expectNULError(
+        _ error: DatabaseError?, sql: String = sqlWithNUL, offset: Int = 33,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(error?.resultCode == .SQLITE_MISUSE, sourceLocation: sourceLocation)
+        #expect(
+            error?.message == "the SQL contains a NUL character at byte offset \(offset)",
+            "\(String(describing: error))", sourceLocation: sourceLocation)
+        #expect(error?.sql == sql, sourceLocation: sourceLocation)
+    }
+
+    /// Checks that `t` is still there, with `count` rows.
+    private func expectTableIntact(
+        _ writer: any DatabaseWriter, count: Int = 0, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(try writer.count("t") == count, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: DatabaseKind.allCases)
+    func executeThrowsForSQLWithANULCharacterAndRunsNothing(kind: DatabaseKind) throws {
+        let test = try makeDatabase(kind)
+        expectNULError(databaseError { try test.writer.write { db in try db.execute(sql: Self.sqlWithNUL) } })
+        expectNULError(databaseError {
+            try test.writer.writeWithoutTransaction { db in try db.execute(sql: Self.sqlWithNUL) }
+        })
+        // Before the statements that precede the NUL, too.
+        let late = "INSERT INTO t (name) VALUES ('a'); INSERT INTO t (name) VALUES ('b')\0"
+        expectNULError(
+            databaseError { try test.writer.writeWithoutTransaction { db in try db.execute(sql: late) } },
+            sql: late, offset: 68)
+        // Anywhere in the text: in a string literal, in a comment, first.
+        for (sql, offset) in [("SELECT 'a\0b'", 9), ("SELECT 1 -- \0", 12), ("\0", 0), ("SELECT 'é'\0", 11)] {
+            expectNULError(databaseError { try test.writer.read { db in try db.execute(sql: sql) } }, sql: sql, offset: offset)
+        }
+        try expectTableIntact(test.writer)
+    }
+
+    @Test(arguments: DatabaseKind.allCases)
+    func makeStatementAndCachedStatementThrowForSQLWithANULCharacter(kind: DatabaseKind) throws {
+        let test = try makeDatabase(kind)
+        try test.writer.write { db throws in
+            expectNULError(databaseError { _ = try db.makeStatement(sql: Self.sqlWithNUL) })
+            let select = "SELECT * FROM t\0 WHERE 0"
+            expectNULError(databaseError { _ = try db.makeStatement(sql: select) }, sql: select, offset: 15)
+            // Again from the cache: nothing was cached.
+            for _ in 0..<2 {
+                expectNULError(databaseError { _ = try db.cachedStatement(sql: Self.sqlWithNUL) })
+                expectNULError(databaseError { _ = try db.cachedStatement(sql: select) }, sql: select, offset: 15)
+            }
+            // The same SQL without the NUL is fine.
+            #expect(try db.cachedStatement(sql: "SELECT * FROM t").columnNames == ["id", "name"])
+        }
+        try expectTableIntact(test.writer)
+    }
+
+    @Test(arguments: DatabaseKind.allCases)
+    func requestsThrowForSQLWithANULCharacter(kind: DatabaseKind) throws {
+        let test = try makeDatabase(kind)
+        try test.writer.write { db in try db.execute(sql: "INSERT INTO t (name) VALUES ('a'), ('b')") }
+        let sql = "SELECT name FROM t\0 WHERE 0"
+        let rows = SQLRequest<Row>(sql: sql)
+        let names = SQLRequest<String>(sql: sql)
+        try test.writer.read { db in
+            expectNULError(databaseError { _ = try rows.fetchAll(db) }, sql: sql, offset: 18)
+            expectNULError(databaseError { _ = try rows.fetchOne(db) }, sql: sql, offset: 18)
+            expectNULError(databaseError { _ = try rows.fetchCursor(db) }, sql: sql, offset: 18)
+            expectNULError(databaseError { _ = try names.fetchAll(db) }, sql: sql, offset: 18)
+            expectNULError(databaseError { _ = try names.fetchOne(db) }, sql: sql, offset: 18)
+            expectNULError(databaseError { _ = try names.fetchCount(db) }, sql: sql, offset: 18)
+            expectNULError(databaseError { _ = try names.databaseRegion(db) }, sql: sql, offset: 18)
+        }
+        let delete = SQLRequest<Row>(sql: "DELETE FROM t RETURNING *\0; DROP TABLE t")
+        try test.writer.write { db in
+            expectNULError(databaseError { _ = try delete.fetchAll(db) }, sql: delete.sql, offset: 25)
+        }
+        try expectTableIntact(test.writer, count: 2)
+    }
+
+    @Test(arguments: DatabaseKind.allCases)
+    func anObservationOfSQLWithANULCharacterFailsWithTheError(kind: DatabaseKind) async throws {
+        let test = try makeDatabase(kind)
+        let sql = "SELECT name FROM t\0 WHERE 0"
+        let errors = Recorder<DatabaseError?>()
+        let cancellable = ValueObservation.trackingAll(SQLRequest<String>(sql: sql)).start(
+            in: test.writer, scheduling: .task, onError: { errors.append($0 as? DatabaseError) },
+            onChange: { Issue.record("Unexpected value \($0)") })
+        defer { cancellable.cancel() }
+        expectNULError(try await errors.wait(for: 1)[0], sql: sql, offset: 18)
     }
 
     @Test(arguments: DatabaseKind.allCases)

@@ -120,8 +120,20 @@ public final class DatabasePool: DatabaseWriter {
         return try await writer.async { db in try db.writeAccess(updates) }
     }
 
-    /// Runs `updates` on the writer connection, outside of any transaction.
+    /// Runs `updates` on the writer connection, outside of any transaction:
+    /// each statement commits on its own, unless the closure opens a
+    /// transaction itself.
     ///
+    /// A transaction the closure opens must end inside it: one still open
+    /// when the closure returns is rolled back, and the access throws a
+    /// `DatabaseError` (`SQLITE_MISUSE`); when the closure throws, it is
+    /// rolled back and the closure's error is rethrown. Later writes and
+    /// observations never see its uncommitted changes. See
+    /// `DatabaseWriter.writeWithoutTransaction(_:)`.
+    ///
+    /// - Throws: The error thrown by `updates`, a `DatabaseError` when SQLite
+    ///   fails or the pool is closed, or a `DatabaseError` (`SQLITE_MISUSE`)
+    ///   when the closure left a transaction open.
     /// - Precondition: Not called from inside another access of this pool.
     public func writeWithoutTransaction<T>(_ updates: (Database) throws -> T) throws -> T {
         owner.preconditionNoAccessOnCurrentThread("DatabasePool.writeWithoutTransaction")
@@ -129,7 +141,8 @@ public final class DatabasePool: DatabaseWriter {
     }
 
     /// Runs `updates` on the writer outside of any transaction, without
-    /// blocking the task's thread.
+    /// blocking the task's thread. A transaction left open by the closure
+    /// is rolled back, and throws, as with `writeWithoutTransaction(_:)`.
     public func writeWithoutTransaction<T: Sendable>(
         _ updates: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {

@@ -19,6 +19,11 @@ public struct Configuration: Sendable {
     /// How long a statement that meets a lock held by another connection or
     /// process waits for it to be released before it throws `SQLITE_BUSY`.
     /// Default 5 seconds; `.zero` throws at once.
+    ///
+    /// SQLite counts the timeout in whole milliseconds, in a 32-bit integer:
+    /// the duration is rounded down to milliseconds, a longer one than
+    /// `Int32.max` milliseconds (about 24.8 days) waits that long, and a
+    /// negative one counts as `.zero`. Any duration opens fine.
     public var busyTimeout: Duration = .seconds(5)
 
     /// The maximum number of reader connections of a `DatabasePool`. Default 5.
@@ -110,9 +115,14 @@ public struct Configuration: Sendable {
     /// Creates the default configuration.
     public init() {}
 
+    /// `busyTimeout` for `sqlite3_busy_timeout`: whole milliseconds, clamped
+    /// to `0...Int32.max`.
     var busyTimeoutMilliseconds: Int32 {
+        // Compared before any arithmetic: the components of a long duration
+        // overflow when converted to milliseconds.
+        if busyTimeout <= .zero { return 0 }
+        if busyTimeout >= .milliseconds(Int32.max) { return .max }
         let (seconds, attoseconds) = busyTimeout.components
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return Int32(clamping: max(0, milliseconds))
+        return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -121,6 +121,9 @@ extension Database {
 
     /// The body of a `writeWithoutTransaction` access: `body`, after
     /// forgetting the caches made stale by another connection's schema change.
+    ///
+    /// A transaction that `body` leaves open is rolled back, and throws,
+    /// when the access ends: see `withAccess(_:)`, which checks every access.
     func writeAccessWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         try refreshSchemaCacheIfNeeded()
         return try body(self)

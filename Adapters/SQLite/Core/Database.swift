@@ -33,6 +33,11 @@ public final class Database {
     /// The thread running the current access, or nil outside accesses.
     private var accessThread: pthread_t?
 
+    /// Whether a read transaction outlives the current access on purpose:
+    /// between `beginPinnedRead()` and `endPinnedRead()`, which run in two
+    /// accesses of a pool's reader.
+    var isPinningRead = false
+
     /// Whether the connection is closed, readable from any thread: statements
     /// released after the close finalize their handles under this lock.
     private let closedState = Mutex(false)
@@ -145,11 +150,17 @@ public final class Database {
     // MARK: - Access control
 
     /// Runs `body` as an access of the current thread: `Database` methods
-    /// called from `body` on this thread are allowed.
+    /// called from `body` on this thread are allowed. Every access of a
+    /// queue or pool, of the user or of the library, runs through here.
     ///
     /// When the outermost access ends, statements left running (by a cursor
     /// that escaped its closure) are reset, so that they release their locks
-    /// and the snapshot of their read transaction.
+    /// and the snapshot of their read transaction; then a transaction left
+    /// open is rolled back (see `endAccess()`).
+    ///
+    /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when the connection is
+    ///   closed, or when `body` returns with a transaction open; the error
+    ///   of `body`, which wins over the other.
     func withAccess<T>(_ body: () throws -> T) throws -> T {
         guard connection != nil else {
             throw DatabaseError(
@@ -157,11 +168,41 @@ public final class Database {
         }
         let previous = accessThread
         accessThread = pthread_self()
-        defer {
-            if previous == nil { resetRunningStatements() }
-            accessThread = previous
+        defer { accessThread = previous }
+        // A nested access ends with the outermost one.
+        guard previous == nil else { return try body() }
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? endAccess()
+            throw error
         }
-        return try body()
+        try endAccess()
+        return result
+    }
+
+    /// Ends the outermost access: resets the statements left running, then
+    /// rolls back a transaction left open, unless it is a pinned read.
+    ///
+    /// Every managed transaction (of `read`, `write`, `inTransaction`, an
+    /// observation's fetch) has ended by now: a transaction still open was
+    /// begun by the user's SQL (a `BEGIN` without `COMMIT` in
+    /// `writeWithoutTransaction`, or in a commit observer). Kept open, it
+    /// would let the next access, maybe another caller's, see or commit its
+    /// uncommitted changes, or fail to begin its own transaction.
+    ///
+    /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when a transaction was
+    ///   left open (it is rolled back first).
+    private func endAccess() throws {
+        resetRunningStatements()
+        guard !isPinningRead, let connection, sqlite3_get_autocommit(connection) == 0 else { return }
+        rollbackIfInsideTransaction()
+        throw DatabaseError(
+            resultCode: .SQLITE_MISUSE,
+            message: "the access left a transaction open: it was rolled back; "
+                + "commit or roll back inside the closure, or use write",
+            connectionLabel: label)
     }
 
     /// Whether the current thread runs an access of this connection (or closes it).
@@ -305,11 +346,13 @@ public final class Database {
 
     /// Compiles one statement.
     ///
-    /// - Throws: A `DatabaseError` for invalid SQL, or for SQL that holds more
-    ///   than one statement (use `execute(sql:arguments:)` for those).
+    /// - Throws: A `DatabaseError` for invalid SQL, for SQL that holds more
+    ///   than one statement (use `execute(sql:arguments:)` for those), and
+    ///   (`SQLITE_MISUSE`) for SQL that contains a NUL character, whose text
+    ///   after the NUL SQLite would ignore.
     public func makeStatement(sql: String) throws -> Statement {
         checkAccess()
-        return try sql.withCString { base in
+        return try withCompilableText(of: sql) { base in
             var offset = 0
             guard let statement = try prepareStatement(base, offset: &offset, sql: sql) else {
                 throw DatabaseError(
@@ -333,6 +376,8 @@ public final class Database {
     /// still being iterated by a cursor is not handed out again: a fresh one
     /// is compiled instead.
     ///
+    /// - Throws: The errors of `makeStatement(sql:)`, when the statement is
+    ///   compiled.
     /// - Complexity: Amortized O(1) after the first call (a hash of the SQL).
     public func cachedStatement(sql: String) throws -> Statement {
         checkAccess()
@@ -345,8 +390,34 @@ public final class Database {
         return statement
     }
 
+    /// Calls `body` with the SQL as the C string that `prepareStatement`
+    /// compiles: the only way SQL text reaches SQLite.
+    ///
+    /// SQLite reads SQL up to its first NUL character, and would silently
+    /// ignore the text after one (`"INSERT ...\0; DROP TABLE t"` would
+    /// run the INSERT alone): such SQL throws instead, before anything runs.
+    ///
+    /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when `sql` contains a
+    ///   NUL character, with its offset in UTF-8 bytes; the error of `body`.
+    /// - Complexity: O(n), where n is the length of the SQL in bytes (much
+    ///   less than compiling it).
+    private func withCompilableText<T>(of sql: String, _ body: (UnsafePointer<CChar>) throws -> T) throws -> T {
+        try sql.withCString { base in
+            // The C string of a Swift string holds its embedded NULs: the
+            // first one ends it early.
+            let length = strlen(base)
+            guard length == sql.utf8.count else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_MISUSE, message: "the SQL contains a NUL character at byte offset \(length)",
+                    sql: sql, connectionLabel: label)
+            }
+            return try body(base)
+        }
+    }
+
     /// Compiles the statement that starts at `base + offset` and advances
     /// `offset` past it. Returns nil when only blanks and comments remain.
+    /// `base` comes from `withCompilableText(of:_:)`.
     ///
     /// Compiling records the statement's region (see `Database+Authorizer.swift`).
     func prepareStatement(_ base: UnsafePointer<CChar>, offset: inout Int, sql: String) throws -> Statement? {
@@ -399,9 +470,14 @@ public final class Database {
     ///     INSERT INTO player (name) VALUES (?);
     ///     """, arguments: ["Arthur", "Barbara"])
     /// ```
+    ///
+    /// - Throws: A `DatabaseError` for invalid SQL, for arguments that do not
+    ///   fit, when a statement fails (the statements before it have run), and
+    ///   (`SQLITE_MISUSE`, before any statement runs) for SQL that contains a
+    ///   NUL character, whose text after the NUL SQLite would ignore.
     public func execute(sql: String, arguments: StatementArguments = StatementArguments()) throws {
         checkAccess()
-        try sql.withCString { base in
+        try withCompilableText(of: sql) { base in
             var offset = 0
             var consumer = ArgumentConsumer(arguments)
             while let statement = try prepareStatement(base, offset: &offset, sql: sql) {

@@ -45,7 +45,10 @@ public struct DatabaseRegionObservation: Sendable {
     ///   - onError: Called when the region cannot be computed (a request
     ///     whose SQL does not compile); the observation does not start.
     ///   - onChange: Called on the writer's queue with the writer's
-    ///     `Database`, after each transaction that modified the region.
+    ///     `Database`, after each transaction that modified the region. A
+    ///     transaction it begins must end before it returns: one still open
+    ///     when the writer's access ends is rolled back, and that access
+    ///     throws a `DatabaseError` (`SQLITE_MISUSE`).
     /// - Precondition: Not called from inside an access of the same writer.
     public func start(
         in writer: some DatabaseWriter,

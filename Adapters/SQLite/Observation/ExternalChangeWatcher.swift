@@ -264,8 +264,10 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     private func checkWriter(_ db: Database) {
         guard let previousVersion = writerDataVersion else { return }  // No observation now.
         state.withLock { $0.writerCheckCount += 1 }
-        // Inside a transaction left open by `writeWithoutTransaction`, the
-        // writer reads its own snapshot: look again after the next poll.
+        // An access starts outside of any transaction (one left open is
+        // rolled back when its access ends: see `Database.withAccess`).
+        // Inside one, the writer would read its own snapshot: look again
+        // after the next poll.
         guard !db.isInsideTransaction, let version = try? db.dataVersion() else {
             state.withLock { $0.isCheckDue = true }
             return

@@ -52,6 +52,10 @@ public protocol TransactionObserver: AnyObject {
     func databaseWillCommit() throws
 
     /// Called after a transaction has committed, before any other statement runs.
+    ///
+    /// A transaction begun here must end here: one still open when the
+    /// access ends is rolled back, and the access throws a `DatabaseError`
+    /// (`SQLITE_MISUSE`).
     func databaseDidCommit(_ db: Database)
 
     /// Called after a transaction has rolled back.

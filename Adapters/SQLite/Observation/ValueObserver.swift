@@ -419,6 +419,9 @@ extension Database {
     /// committed state (the WAL snapshot) until `endPinnedRead()`, then
     /// checks the schema caches against another connection's schema
     /// changes, as a read access does.
+    ///
+    /// The transaction outlives the access that opens it (`isPinningRead`):
+    /// call `endPinnedRead()` in the next access of the connection.
     func beginPinnedRead() throws {
         try cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
         do {
@@ -428,6 +431,7 @@ extension Database {
             rollbackIfInsideTransaction()
             throw error
         }
+        isPinningRead = true
     }
 
     /// Ends the read transaction of `beginPinnedRead()`.
@@ -437,6 +441,7 @@ extension Database {
     /// schema, and every fetch on this reader would compile its statements
     /// and read the schema again.
     func endPinnedRead() {
+        isPinningRead = false
         do {
             try cachedStatement(sql: "COMMIT TRANSACTION").execute()
         } catch {
