@@ -314,6 +314,7 @@ final class TransactionObserverBroker {
             // reset without the broker hearing of it.
             commitIsPending = false
             rollbackIsPending = false
+            suspendedContexts.removeAll()
             if !levels.isPristine, sqlite3_get_autocommit(database.connection) != 0 { levels.reset() }
         }
         if levels.runningStatementCount > 0 { suspendedContexts.append(current) }

@@ -123,6 +123,9 @@ public final class Statement {
     }
 
     deinit {
+        // Stopped before its end, the statement ends here (a statement that
+        // writes may commit): the broker hears of it, as from `reset()`.
+        if needsReset, !hasEnded, database.isAccessedByCurrentThread { reset() }
         database.finalizeStatement(handle)
     }
 
