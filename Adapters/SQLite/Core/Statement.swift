@@ -219,6 +219,7 @@ public final class Statement {
     /// `sqlite3_reset`, where it may commit, or fail to: that error is thrown.
     ///
     /// - Throws: The error of `body`, or that of the statement's end.
+    @usableFromInline
     func fetching<T>(_ body: (Statement) throws -> T) throws -> T {
         let result: T
         do {
@@ -235,7 +236,7 @@ public final class Statement {
     ///
     /// - Throws: A `DatabaseError`, or the error of a `TransactionObserver`
     ///   that vetoed the commit of this statement.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func step() throws -> Bool {
         let isFirstStep = !needsReset
         if isFirstStep { willStart() }
@@ -345,7 +346,7 @@ public final class Statement {
     // MARK: - Reading the current row
 
     /// The value of column `index` of the current row.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func columnValue(at index: Int32) -> DatabaseValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER:
@@ -387,13 +388,14 @@ public final class Statement {
     /// The current row, its values read into `values`, whose storage is
     /// reused when nobody kept the previous row. The layout is read after
     /// the step, so it follows a recompilation by SQLite.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func currentRow(reusing values: inout [DatabaseValue]) -> Row {
         readRow(into: &values)
         return Row(layout: layout, values: values)
     }
 
     /// A copy of the current row.
+    @usableFromInline
     func currentRow() -> Row {
         var values: [DatabaseValue] = []
         values.reserveCapacity(columnNames.count)

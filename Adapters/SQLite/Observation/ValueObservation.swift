@@ -180,7 +180,13 @@ private struct FetchedRows: Sendable {
 extension ValueObservation {
     /// Observes the rows of a request, decoded by `decode`, comparing raw rows
     /// first when `removeDuplicates` is true.
-    private static func trackingRows<Request: FetchRequest>(
+    ///
+    /// The factories that call it are inlinable, so that `fetch` and
+    /// `decode` are specialized for the request's element in the caller's
+    /// module: the refetch of a record observation decodes rows without
+    /// run-time lookups of generic metadata.
+    @usableFromInline
+    static func trackingRows<Request: FetchRequest>(
         _ request: Request,
         removeDuplicates: Bool,
         single: Bool,
@@ -214,6 +220,7 @@ extension ValueObservation {
     ///
     /// - Parameter removeDuplicates: When true, a value is delivered only when
     ///   the raw rows differ from the previous ones (records need not be `Equatable`).
+    @inlinable
     public static func trackingAll<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
     ) -> Self where Request.Element: FetchableRecord & Sendable, Value == [Request.Element] {
@@ -223,6 +230,7 @@ extension ValueObservation {
     }
 
     /// Observes every row of a request.
+    @inlinable
     public static func trackingAll<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
     ) -> Self where Request.Element == Row, Value == [Row] {
@@ -230,6 +238,7 @@ extension ValueObservation {
     }
 
     /// Observes the first column of every row of a request.
+    @inlinable
     public static func trackingAll<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
     ) -> Self where Request.Element: DatabaseValueConvertible & Sendable, Value == [Request.Element] {
@@ -242,6 +251,7 @@ extension ValueObservation {
     ///
     /// - Parameter removeDuplicates: When true, a value is delivered only when
     ///   the raw row differs from the previous one.
+    @inlinable
     public static func trackingOne<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
     ) -> Self where Request.Element: FetchableRecord & Sendable, Value == Request.Element? {
@@ -251,6 +261,7 @@ extension ValueObservation {
     }
 
     /// Observes the first row of a request: nil when there is none.
+    @inlinable
     public static func trackingOne<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
     ) -> Self where Request.Element == Row, Value == Row? {
@@ -259,6 +270,7 @@ extension ValueObservation {
 
     /// Observes the first column of the first row of a request: nil when
     /// there is no row.
+    @inlinable
     public static func trackingOne<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
     ) -> Self where Request.Element: DatabaseValueConvertible & Sendable, Value == Request.Element? {

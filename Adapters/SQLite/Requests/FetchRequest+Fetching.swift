@@ -38,6 +38,7 @@ extension FetchRequest where Element: DatabaseValueConvertible {
     ///
     /// - Throws: `RowDecodingError` when a value cannot be decoded (a NULL
     ///   for a non-optional type, a value of another type).
+    @inlinable
     public func fetchAll(_ db: Database) throws -> [Element] {
         try prepareStatement(db).fetching { statement in
             try Self.checkHasColumn(statement)
@@ -55,6 +56,7 @@ extension FetchRequest where Element: DatabaseValueConvertible {
     /// A statement that writes (`INSERT ... RETURNING id`) makes all its
     /// changes at its first step, and outside of a transaction commits
     /// when `fetchOne` resets it: a commit that fails there throws.
+    @inlinable
     public func fetchOne(_ db: Database) throws -> Element? {
         try prepareStatement(db).fetching { statement in
             try Self.checkHasColumn(statement)
@@ -69,7 +71,8 @@ extension FetchRequest where Element: DatabaseValueConvertible {
         return DatabaseCursor(statement: statement) { try Self.decodeFirstColumn($0) }
     }
 
-    private static func checkHasColumn(_ statement: Statement) throws {
+    @usableFromInline
+    static func checkHasColumn(_ statement: Statement) throws {
         guard statement.columnCount > 0 else {
             statement.reset()
             throw RowDecodingError(
@@ -78,8 +81,8 @@ extension FetchRequest where Element: DatabaseValueConvertible {
         }
     }
 
-    @inline(__always)
-    private static func decodeFirstColumn(_ statement: Statement) throws -> Element {
+    @inlinable @inline(__always)
+    static func decodeFirstColumn(_ statement: Statement) throws -> Element {
         let value = statement.columnValue(at: 0)
         guard let decoded = Element.fromDatabaseValue(value) else {
             throw RowDecodingError.valueMismatch(
@@ -96,6 +99,7 @@ extension FetchRequest where Element: FetchableRecord {
     /// fetch unless the record keeps it.
     ///
     /// - Throws: The first error thrown by `init(row:)`, or a `DatabaseError`.
+    @inlinable
     public func fetchAll(_ db: Database) throws -> [Element] {
         try prepareStatement(db).fetching { statement in
             var values: [DatabaseValue] = []
@@ -112,6 +116,7 @@ extension FetchRequest where Element: FetchableRecord {
     /// A statement that writes (`INSERT ... RETURNING *`) makes all its
     /// changes at its first step, and outside of a transaction commits
     /// when `fetchOne` resets it: a commit that fails there throws.
+    @inlinable
     public func fetchOne(_ db: Database) throws -> Element? {
         try prepareStatement(db).fetching { statement in
             try statement.step() ? Element(row: statement.currentRow()) : nil

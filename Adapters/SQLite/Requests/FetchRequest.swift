@@ -37,6 +37,7 @@ extension FetchRequest {
     ///
     /// - Throws: A `DatabaseError` when the SQL does not compile, or when the
     ///   arguments do not fit its parameters (`SQLITE_RANGE`), before anything runs.
+    @usableFromInline
     func prepareStatement(_ db: Database) throws -> Statement {
         let (sql, arguments) = try makeSQL(db)
         let statement = try db.cachedStatement(sql: sql)

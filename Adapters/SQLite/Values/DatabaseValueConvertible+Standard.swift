@@ -4,8 +4,8 @@ import Foundation
 
 /// Decodes an integer type from an integer, or from a real with an exact value
 /// in range (SQLite may store `1.0` in a REAL column for `1`).
-@inline(__always)
-private func decodeInteger<T: FixedWidthInteger>(_ databaseValue: DatabaseValue, as type: T.Type) -> T? {
+@inlinable @inline(__always)
+func decodeInteger<T: FixedWidthInteger>(_ databaseValue: DatabaseValue, as type: T.Type) -> T? {
     switch databaseValue.storage {
     case .integer(let value): T(exactly: value)
     case .real(let value): T(exactly: value)
@@ -15,8 +15,10 @@ private func decodeInteger<T: FixedWidthInteger>(_ databaseValue: DatabaseValue,
 
 extension Int64: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(self)) }
     /// Decodes an integer, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Int64? {
         decodeInteger(databaseValue, as: Int64.self)
     }
@@ -24,8 +26,10 @@ extension Int64: DatabaseValueConvertible {
 
 extension Int: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(Int64(self))) }
     /// Decodes an integer, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Int? {
         decodeInteger(databaseValue, as: Int.self)
     }
@@ -33,8 +37,10 @@ extension Int: DatabaseValueConvertible {
 
 extension Int32: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(Int64(self))) }
     /// Decodes an integer in range, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Int32? {
         decodeInteger(databaseValue, as: Int32.self)
     }
@@ -42,8 +48,10 @@ extension Int32: DatabaseValueConvertible {
 
 extension Int16: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(Int64(self))) }
     /// Decodes an integer in range, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Int16? {
         decodeInteger(databaseValue, as: Int16.self)
     }
@@ -51,8 +59,10 @@ extension Int16: DatabaseValueConvertible {
 
 extension Int8: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(Int64(self))) }
     /// Decodes an integer in range, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Int8? {
         decodeInteger(databaseValue, as: Int8.self)
     }
@@ -60,8 +70,10 @@ extension Int8: DatabaseValueConvertible {
 
 extension UInt32: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(Int64(self))) }
     /// Decodes an integer in range, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> UInt32? {
         decodeInteger(databaseValue, as: UInt32.self)
     }
@@ -69,8 +81,10 @@ extension UInt32: DatabaseValueConvertible {
 
 extension UInt16: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(Int64(self))) }
     /// Decodes an integer in range, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> UInt16? {
         decodeInteger(databaseValue, as: UInt16.self)
     }
@@ -78,8 +92,10 @@ extension UInt16: DatabaseValueConvertible {
 
 extension UInt8: DatabaseValueConvertible {
     /// An integer database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(Int64(self))) }
     /// Decodes an integer in range, or a real with an exact integer value in range.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> UInt8? {
         decodeInteger(databaseValue, as: UInt8.self)
     }
@@ -87,8 +103,10 @@ extension UInt8: DatabaseValueConvertible {
 
 extension Bool: DatabaseValueConvertible {
     /// 1 for true, 0 for false, as SQLite stores booleans.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .integer(self ? 1 : 0)) }
     /// Decodes a number: zero is false, any other number is true.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Bool? {
         switch databaseValue.storage {
         case .integer(let value): value != 0
@@ -102,8 +120,10 @@ extension Bool: DatabaseValueConvertible {
 
 extension Double: DatabaseValueConvertible {
     /// A real database value; NaN gives NULL, as SQLite stores it.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .real(self)) }
     /// Decodes a real, or an integer (rounded to the nearest Double).
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Double? {
         switch databaseValue.storage {
         case .real(let value): value
@@ -115,8 +135,10 @@ extension Double: DatabaseValueConvertible {
 
 extension Float: DatabaseValueConvertible {
     /// A real database value; NaN gives NULL, as SQLite stores it.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .real(Double(self))) }
     /// Decodes a real or an integer, rounded to the nearest Float.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Float? {
         Double.fromDatabaseValue(databaseValue).map(Float.init)
     }
@@ -126,8 +148,10 @@ extension Float: DatabaseValueConvertible {
 
 extension String: DatabaseValueConvertible {
     /// A text database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .text(self)) }
     /// Decodes a text. Numbers and blobs are not texts: they fail to decode.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> String? {
         if case .text(let value) = databaseValue.storage { return value }
         return nil
@@ -136,8 +160,10 @@ extension String: DatabaseValueConvertible {
 
 extension Data: DatabaseValueConvertible {
     /// A blob database value.
+    @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .blob(self)) }
     /// Decodes a blob, or the UTF-8 bytes of a text.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Data? {
         switch databaseValue.storage {
         case .blob(let value): value

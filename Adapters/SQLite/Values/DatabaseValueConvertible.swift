@@ -20,6 +20,7 @@ public protocol DatabaseValueConvertible {
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
     /// NULL for `nil`, the wrapped value's database value otherwise.
+    @inlinable
     public var databaseValue: DatabaseValue {
         switch self {
         case .none: .null
@@ -28,6 +29,7 @@ extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvert
     }
 
     /// `.some(nil)` for NULL; the wrapped type's decoding otherwise.
+    @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Wrapped?? {
         if case .null = databaseValue.storage { return .some(nil) }
         return Wrapped.fromDatabaseValue(databaseValue).map { .some($0) }

@@ -14,7 +14,7 @@
 /// Two rows are equal when they have the same column names in the same order
 /// and equal raw values (see `DatabaseValue` for the comparison of values).
 public struct Row: Sendable, Hashable, CustomStringConvertible {
-    let layout: RowLayout
+    @usableFromInline let layout: RowLayout
     /// The values, one per column.
     public internal(set) var databaseValues: [DatabaseValue]
 
@@ -50,15 +50,24 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `RowDecodingError` when the index is out of range or the value
     ///   cannot be decoded as `Value` (a NULL for a non-optional type, a text for
     ///   a number, an integer that does not fit).
+    ///
+    /// Inlinable, like the decoding of the standard value types: specialized
+    /// for `Value` in the caller's module, a record's `init(row:)` decodes
+    /// each column without a run-time lookup of generic metadata.
+    @inlinable
     public subscript<Value: DatabaseValueConvertible>(index: Int) -> Value {
         get throws {
-            guard databaseValues.indices.contains(index) else {
-                throw RowDecodingError(
-                    kind: .columnNotFound, column: "#\(index)", sql: layout.sql,
-                    message: "no column at index \(index) in a row of \(count) column(s)")
-            }
+            guard index >= 0, index < databaseValues.count else { throw indexOutOfRange(index) }
             return try decode(Value.self, at: index)
         }
+    }
+
+    /// The error for a column index the row does not have.
+    @usableFromInline
+    func indexOutOfRange(_ index: Int) -> RowDecodingError {
+        RowDecodingError(
+            kind: .columnNotFound, column: "#\(index)", sql: layout.sql,
+            message: "no column at index \(index) in a row of \(count) column(s)")
     }
 
     /// The value of the leftmost column named `name` (ASCII case-insensitive),
@@ -66,6 +75,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: `RowDecodingError` when there is no such column or the value
     ///   cannot be decoded as `Value`.
+    @inlinable
     public subscript<Value: DatabaseValueConvertible>(name: String) -> Value {
         get throws {
             guard let index = layout.index(ofColumn: name) else {
@@ -76,6 +86,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error for a column name the row does not have.
+    @usableFromInline
     func columnNotFound(_ name: String) -> RowDecodingError {
         RowDecodingError(
             kind: .columnNotFound, column: name, sql: layout.sql,
@@ -83,14 +94,18 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Decodes the value at a valid index.
-    @inline(__always)
+    @inlinable @inline(__always)
     func decode<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value {
         let value = databaseValues[index]
-        guard let decoded = Value.fromDatabaseValue(value) else {
-            throw RowDecodingError.valueMismatch(
-                Value.self, value: value, column: layout.columnNames[index], sql: layout.sql)
-        }
+        guard let decoded = Value.fromDatabaseValue(value) else { throw valueMismatch(Value.self, at: index) }
         return decoded
+    }
+
+    /// The error for a value at a valid index that does not decode as `type`.
+    @usableFromInline
+    func valueMismatch<Value>(_ type: Value.Type, at index: Int) -> RowDecodingError {
+        RowDecodingError.valueMismatch(
+            Value.self, value: databaseValues[index], column: layout.columnNames[index], sql: layout.sql)
     }
 
     /// Decodes the value at a valid index, nil for NULL.
@@ -125,6 +140,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
 
 /// The column names shared by every row of a statement, with a name lookup
 /// built once.
+@usableFromInline
 final class RowLayout: Sendable {
     let columnNames: [String]
     /// The SQL that produced the rows, for error messages.
@@ -146,6 +162,7 @@ final class RowLayout: Sendable {
     }
 
     /// The leftmost column with this name, ASCII case-insensitive.
+    @usableFromInline
     func index(ofColumn name: String) -> Int? {
         indexByLowercasedName[name.asciiLowercased]
     }

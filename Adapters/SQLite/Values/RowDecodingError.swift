@@ -32,6 +32,7 @@ public struct RowDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         self.message = message
     }
 
+    @usableFromInline
     static func valueMismatch<T>(_ type: T.Type, value: DatabaseValue, column: String, sql: String?) -> Self {
         let message =
             value.isNull
