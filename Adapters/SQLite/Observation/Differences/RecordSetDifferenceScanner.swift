@@ -166,6 +166,13 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             oldKeyIndices = new.keyIndices
             hasSameColumns = true
         }
+        if oldRows.count == 0 {
+            // Every row is inserted (the first diff, without initial
+            // records): the records are the inserted ones, one array.
+            let difference = try insertingAll(new)
+            initialRecords = []
+            return difference
+        }
         let newRows = new.rows
         let comparator = RowKeyComparator(oldRows, keyIndices: oldKeyIndices, newRows, keyIndices: new.keyIndices)
         var difference = SetDifference<Record>()
@@ -219,13 +226,21 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// table got another primary key): keys do not compare, so every kept
     /// record is deleted and every row inserted.
     private mutating func replaceAll(with new: KeyedRows) throws -> SetDifference<Record> {
+        let deleted = records
+        var difference = try insertingAll(new)
+        difference.deleted = deleted
+        return difference
+    }
+
+    /// The diff that inserts every row of `new` and deletes nothing; keeps
+    /// `new` and its records, which share the storage of `inserted`.
+    private mutating func insertingAll(_ new: KeyedRows) throws -> SetDifference<Record> {
         var difference = SetDifference<Record>()
         var row: Row?
         difference.inserted.reserveCapacity(new.rows.count)
         for index in 0..<new.rows.count {
             difference.inserted.append(try Record(row: new.recordRow(index, reusing: &row)))
         }
-        difference.deleted = records
         replaceSnapshot(with: new)
         records = difference.inserted
         return difference
