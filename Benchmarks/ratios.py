@@ -106,3 +106,46 @@ if observation:
               f"{ratio(f'Observation.Insert10000.{variant}.N=1000.ReactiveSQLite', f'Observation.Insert10000.{variant}.N=0.ReactiveSQLite')} | <= 1.5 |")
     print(f"| Start1000: ours / GRDB | "
           f"{ratio('Observation.Start1000.ReactiveSQLite', 'Observation.Start1000.GRDB')} | <= 1 |")
+
+# ReadBenchmarks: `Read.<Benchmark>.<Phase>.<Kind>.n=<rows>.<Library>` and
+# `Read.SingleRowWrite.DefaultPool.<Library>`, times in microseconds, p0 and p50.
+read = {}
+name = None
+for line in lines:
+    if re.match(r"^Read\.[\w.=]+$", line.strip()):
+        name = line.strip()
+    elif name and "Time (wall clock)" in line:
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        unit = re.search(r"\((\w+)\)", cells[0]).group(1)
+        scale = {"ns": 1e-3, "us": 1, "μs": 1, "ms": 1e3, "s": 1e6}[unit]
+        read[name] = (float(cells[1]) * scale, float(cells[3]) * scale)
+        name = None
+
+if read:
+    print()
+    print("| read target | GRDB p50 (us) | ours p50 (us) | ours / GRDB, p50 | p0 | target |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+
+    def row(label, ours, grdb, target):
+        a, b = read.get(ours), read.get(grdb)
+        if a and b:
+            print(f"| {label} | {b[1]:.0f} | {a[1]:.0f} | {a[1] / b[1]:.2f} | {a[0] / b[0]:.2f} | {target} |")
+
+    for benchmark, phase, baseline, target in [
+        ("AllByIndex", "Initial", "AllByIndex", "<= 1.0"),
+        ("AllByIndex", "CommitToValue", "AllByIndex", "<= 1.0"),
+        ("AllDecodable", "Initial", "AllDecodable", "<= 1.0"),
+        ("AllDecodable", "CommitToValue", "AllDecodable", "<= 1.0"),
+        ("SetDifferencesByIndex", "Initial", "AllByIndex", "<= 1.0 (against GRDB's trackingAll)"),
+        ("SetDifferencesDecodable", "Initial", "AllDecodable", "(no target)"),
+    ]:
+        for kind in ("Queue", "Pool"):
+            for n in (10_000, 100_000):
+                row(f"{benchmark}.{phase}, {kind.lower()}, n={n}",
+                    f"Read.{benchmark}.{phase}.{kind}.n={n}.ReactiveSQLite",
+                    f"Read.{baseline}.{phase}.{kind}.n={n}.GRDB", target)
+    row("SingleRowWrite, default pools", "Read.SingleRowWrite.DefaultPool.ReactiveSQLite",
+        "Read.SingleRowWrite.DefaultPool.GRDB", "<= 1.0")
+    row("SingleRowWrite, ours with synchronous = FULL (before issue 16)",
+        "Read.SingleRowWrite.DefaultPool.ReactiveSQLiteSynchronousFull",
+        "Read.SingleRowWrite.DefaultPool.GRDB", "(diagnostic)")

@@ -31,6 +31,14 @@ import Testing
         let garbage = directory.path("garbage.sqlite")
         try Data(repeating: 0x2A, count: 4096).write(to: URL(fileURLWithPath: garbage))
         let failingPaths = [garbage, directory.path("missing/db.sqlite")]
+        // So do these, whose `prepareDatabase` throws: on every connection,
+        // or on a pool's readers only (the pool opens, its reads throw).
+        var failing = Configuration()
+        failing.prepareDatabase = { _ in throw CancellationError() }
+        var failingReaders = Configuration()
+        failingReaders.prepareDatabase = { db in
+            if db.label.contains("reader") { throw CancellationError() }
+        }
         func round(queueCount: Int, poolCount: Int) throws {
             for queueIndex in 0..<queueCount {
                 try exercise(DatabaseQueue(path: directory.path("queue\(queueIndex % 10).sqlite")))
@@ -39,6 +47,15 @@ import Testing
                         precondition((try? DatabaseQueue(path: path)) == nil)
                         precondition((try? DatabasePool(path: path)) == nil)
                     }
+                    let path = directory.path("failing.sqlite")
+                    precondition((try? DatabaseQueue(path: path, configuration: failing)) == nil)
+                    precondition((try? DatabaseQueue(configuration: failing)) == nil)
+                    precondition((try? DatabasePool(path: path, configuration: failing)) == nil)
+                    let pool = try DatabasePool(path: path, configuration: failingReaders)
+                    for _ in 0..<3 {
+                        precondition((try? pool.read { db in try db.execute(sql: "SELECT 1") }) == nil)
+                    }
+                    if explicitClose { pool.close() }
                 }
             }
             for poolIndex in 0..<poolCount {

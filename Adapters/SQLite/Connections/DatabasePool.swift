@@ -10,7 +10,26 @@
 /// try await dbPool.write { db in try db.execute(sql: "INSERT INTO player (name) VALUES ('Arthur')") }
 /// let names = try await dbPool.read { db in try SQLRequest<String>(sql: "SELECT name FROM player").fetchAll(db) }
 /// ```
+///
+/// Durability: a pool commits in WAL mode with `PRAGMA synchronous = NORMAL`
+/// on every connection, SQLite's recommended setting for WAL. A crash of
+/// the program loses nothing once `write` has returned, and nothing ever
+/// corrupts the database; a power loss or an operating system crash may
+/// lose the last transactions committed before it (SQLite syncs the WAL at
+/// checkpoints, not at each commit). Commits are faster for it. For commits
+/// that also survive a power loss, set `PRAGMA synchronous = FULL` in
+/// `Configuration.prepareDatabase`: a level set there wins over the pool's.
+///
+/// > In WAL mode when synchronous is NORMAL (1), the WAL file is
+/// > synchronized before each checkpoint and the database file is
+/// > synchronized after each completed checkpoint [...] A transaction
+/// > committed in WAL mode with synchronous=NORMAL might roll back following
+/// > a power loss or system crash. https://www.sqlite.org/pragma.html#pragma_synchronous
 public final class DatabasePool: DatabaseWriter {
+    /// The `PRAGMA synchronous` level of the pool's connections, unless
+    /// `Configuration.prepareDatabase` sets one.
+    static let defaultSynchronous = "NORMAL"
+
     /// The configuration of the connections.
     public let configuration: Configuration
     /// The path of the database file.
@@ -25,30 +44,45 @@ public final class DatabasePool: DatabaseWriter {
     /// Opens the database file at `path` (creating it unless
     /// `configuration.readonly`) and switches it to WAL mode.
     ///
+    /// The writer connection is opened now: `configuration.prepareDatabase`
+    /// runs on it, then `PRAGMA synchronous = NORMAL` unless it set a level,
+    /// then the switch to WAL mode. Readers are opened when reads first need
+    /// them (see `Configuration.prepareDatabase`).
+    ///
     /// - Throws: `DatabaseError` when the file cannot be opened or is not a
     ///   database, or when it cannot use WAL mode (an in-memory path, or a
-    ///   read-only database that is not in WAL mode already).
+    ///   read-only database that is not in WAL mode already); the error
+    ///   thrown by `configuration.prepareDatabase`, unchanged. Nothing stays
+    ///   open when `init` throws.
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.configuration = configuration
         self.path = path
         let owner = AccessOwner(label: configuration.label)
         self.owner = owner
-        writer = try SerializedDatabase(
-            path: path, configuration: configuration, role: "writer", readonly: configuration.readonly, owner: owner)
-        try writer.sync { db in
-            let mode = try SQLRequest<String>(
-                sql: configuration.readonly ? "PRAGMA journal_mode" : "PRAGMA journal_mode = WAL"
-            ).fetchOne(db)
-            guard mode?.lowercased() == "wal" else {
-                throw DatabaseError(
-                    resultCode: .SQLITE_ERROR,
-                    message: "DatabasePool needs WAL mode, and the database is in journal mode \(mode ?? "unknown")"
-                        + (configuration.readonly ? " (a read-only pool cannot change it)" : ""),
-                    connectionLabel: db.label)
+        let writer = try SerializedDatabase(
+            path: path, configuration: configuration, role: "writer", readonly: configuration.readonly,
+            defaultSynchronous: Self.defaultSynchronous, owner: owner)
+        do {
+            try writer.sync { db in
+                let mode = try SQLRequest<String>(
+                    sql: configuration.readonly ? "PRAGMA journal_mode" : "PRAGMA journal_mode = WAL"
+                ).fetchOne(db)
+                guard mode?.lowercased() == "wal" else {
+                    throw DatabaseError(
+                        resultCode: .SQLITE_ERROR,
+                        message: "DatabasePool needs WAL mode, and the database is in journal mode \(mode ?? "unknown")"
+                            + (configuration.readonly ? " (a read-only pool cannot change it)" : ""),
+                        connectionLabel: db.label)
+                }
             }
+        } catch {
+            writer.close()
+            throw error
         }
+        self.writer = writer
         externalChangeWatcher = ExternalChangeWatcher.ifEnabled(
-            path: path, configuration: configuration, owner: owner, writer: writer)
+            path: path, configuration: configuration, owner: owner, writer: writer,
+            defaultSynchronous: Self.defaultSynchronous)
         let label = configuration.label
         readers = ConnectionPool(
             label: label + ".readers",
@@ -57,7 +91,9 @@ public final class DatabasePool: DatabaseWriter {
                 DatabaseError(resultCode: .SQLITE_MISUSE, message: "the connection is closed", connectionLabel: label)
             },
             makeConnection: { index in
-                try SerializedDatabase(path: path, configuration: configuration, role: "reader.\(index)", readonly: true, owner: owner)
+                try SerializedDatabase(
+                    path: path, configuration: configuration, role: "reader.\(index)", readonly: true,
+                    defaultSynchronous: DatabasePool.defaultSynchronous, owner: owner)
             })
     }
 

@@ -11,6 +11,14 @@
 /// ```
 ///
 /// A queue is `Sendable`: share it between threads and tasks freely.
+///
+/// Durability: a queue keeps SQLite's defaults, `PRAGMA synchronous = FULL`
+/// and the file's journal mode (a rollback journal, `DELETE`, for a new
+/// file): a transaction is on disk when `write` returns, and survives a
+/// crash of the program, of the operating system, and a power loss.
+/// Change either in `Configuration.prepareDatabase` (for example
+/// `PRAGMA journal_mode = WAL` and `PRAGMA synchronous = NORMAL`, a
+/// `DatabasePool`'s settings).
 public final class DatabaseQueue: DatabaseWriter {
     /// The configuration of the connection.
     public let configuration: Configuration
@@ -22,10 +30,13 @@ public final class DatabaseQueue: DatabaseWriter {
     /// Detects external commits for observations (nil unless the configuration asks for it).
     let externalChangeWatcher: ExternalChangeWatcher?
 
-    /// Opens (creating it unless `configuration.readonly`) the database file at `path`.
+    /// Opens (creating it unless `configuration.readonly`) the database file
+    /// at `path`, and runs `configuration.prepareDatabase` on the connection.
     ///
     /// - Throws: `DatabaseError`: `SQLITE_CANTOPEN` for a file that cannot be
-    ///   opened, `SQLITE_NOTADB` for a file that is not a database.
+    ///   opened, `SQLITE_NOTADB` for a file that is not a database; the error
+    ///   thrown by `configuration.prepareDatabase`, unchanged. Nothing stays
+    ///   open when `init` throws.
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.configuration = configuration
         self.path = path

@@ -17,8 +17,18 @@ final class SerializedDatabase: @unchecked Sendable {
     /// Marks the queue, so that a reentrant access is detected before it deadlocks.
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
-    init(path: String, configuration: Configuration, role: String, readonly: Bool, owner: AccessOwner) throws {
-        database = try Database(path: path, configuration: configuration, role: role, readonly: readonly)
+    /// Opens the connection (see `Database.init`, which runs
+    /// `Configuration.prepareDatabase`).
+    ///
+    /// - Parameter defaultSynchronous: The `PRAGMA synchronous` level of the
+    ///   connection unless `prepareDatabase` sets one; nil keeps SQLite's.
+    init(
+        path: String, configuration: Configuration, role: String, readonly: Bool, defaultSynchronous: String? = nil,
+        owner: AccessOwner
+    ) throws {
+        database = try Database(
+            path: path, configuration: configuration, role: role, readonly: readonly,
+            defaultSynchronous: defaultSynchronous)
         queue = DispatchQueue(label: database.label)
         self.owner = owner
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))

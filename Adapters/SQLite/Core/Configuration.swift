@@ -112,6 +112,47 @@ public struct Configuration: Sendable {
     /// Default 100 milliseconds.
     public var externalChangePollInterval: Duration = .milliseconds(100)
 
+    /// A function run on every connection the database opens, right after
+    /// it opens, before any statement reads the file: set a key, pragmas,
+    /// register functions. Default nil.
+    ///
+    /// ```swift
+    /// var configuration = Configuration()
+    /// configuration.prepareDatabase = { db in
+    ///     // Every commit of this pool survives a power loss (the pool's default is NORMAL).
+    ///     try db.execute(sql: "PRAGMA synchronous = FULL")
+    /// }
+    /// let dbPool = try DatabasePool(path: "/path/to/db.sqlite", configuration: configuration)
+    /// ```
+    ///
+    /// It runs once per connection, on the thread that opens it, with the
+    /// connection's `Database` (`db.label` tells which connection it is):
+    /// - a `DatabaseQueue`'s connection, in `init`;
+    /// - a `DatabasePool`'s writer, in `init`, and each of its readers when a
+    ///   read first needs it (up to `maximumReaderCount` readers, each
+    ///   opened once);
+    /// - the connection that watches external changes (see
+    ///   `observesExternalChanges`), each time it is opened: when an
+    ///   observation starts while none runs.
+    ///
+    /// What runs before it reads nothing from the file (the busy timeout,
+    /// `foreignKeysEnabled` and SQLite's extended result codes are set with
+    /// C calls), so that a key it sets is there for every read. After it:
+    /// a `DatabasePool` sets `PRAGMA synchronous = NORMAL` on the connection,
+    /// unless this function set `PRAGMA synchronous` itself (its level wins),
+    /// then the schema is read, and a pool's writer switches the file to WAL
+    /// mode. A `DatabaseQueue` keeps whatever this function sets.
+    ///
+    /// A pool's readers are read-only: a statement that writes fails there.
+    /// An error thrown by this function closes the connection and is
+    /// rethrown unchanged by what opened it: the queue's or pool's `init`
+    /// (which then leaves nothing open), the read that needed a new reader,
+    /// or the start of an observation that needed the watching connection
+    /// (the error reaches the observation's `onError`).
+    /// A transaction it leaves open is rolled back, and the open throws a
+    /// `DatabaseError` (`SQLITE_MISUSE`).
+    public var prepareDatabase: (@Sendable (Database) throws -> Void)?
+
     /// Creates the default configuration.
     public init() {}
 

@@ -24,7 +24,7 @@ extension Database {
                 let database = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
                 database.regionRecorder?.record(action: action, argument1, argument2, argument3, argument4)
                 database.effectsRecorder?.record(action: action, argument1, argument2, argument4)
-                return database.authorizerAnswer(action: action, argument1)
+                return database.authorizerAnswer(action: action, argument1, argument2, argument3)
             },
             context)
     }
@@ -44,9 +44,25 @@ extension Database {
     /// 3.40.1). The answer does not depend on a recorder being installed,
     /// because SQLite also asks when it recompiles a statement by itself
     /// after a schema change.
+    ///
+    /// It also notes a `PRAGMA synchronous` that sets the level of the main
+    /// database (`compiledSynchronousPragma`).
     @inline(__always)
-    fileprivate func authorizerAnswer(action: Int32, _ argument1: UnsafePointer<CChar>?) -> Int32 {
+    fileprivate func authorizerAnswer(
+        action: Int32, _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?,
+        _ argument3: UnsafePointer<CChar>?
+    ) -> Int32 {
         switch action {
+        case SQLITE_PRAGMA:
+            // argument1: the pragma; argument2: its value, nil when it is
+            // read; argument3: the schema it is qualified with, nil when it
+            // is not (the main database).
+            if argument2 != nil, let argument1, strcasecmp(argument1, "synchronous") == 0,
+                argument3.map({ strcasecmp($0, "main") == 0 }) ?? true
+            {
+                compiledSynchronousPragma = true
+            }
+            return SQLITE_OK
         case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
             droppedTableName = argument1.map { String(cString: $0) }
             return SQLITE_OK

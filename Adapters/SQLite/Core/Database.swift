@@ -76,7 +76,33 @@ public final class Database {
     /// regions it asks for; nil otherwise.
     var readViewsRecorder: [String]?
 
-    init(path: String, configuration: Configuration, role: String, readonly: Bool) throws {
+    /// Whether a `PRAGMA synchronous` that sets the main database's level
+    /// was compiled on this connection (see `Database+Authorizer.swift`):
+    /// then `Configuration.prepareDatabase` chose the level, and the
+    /// connection's default does not replace it.
+    var compiledSynchronousPragma = false
+
+    /// Opens a connection and prepares it, in this order: the C-level
+    /// settings (extended result codes, busy timeout, foreign keys, the
+    /// authorizer), none of which reads the file; `Configuration.prepareDatabase`;
+    /// `PRAGMA synchronous = <defaultSynchronous>` unless `prepareDatabase`
+    /// set a level; a read of the schema, so that a file that is not a
+    /// database fails here.
+    ///
+    /// `prepareDatabase` runs before the first statement that reads the file
+    /// (`PRAGMA synchronous` reads the schema: on a file that is not a
+    /// database, or that is encrypted and has no key yet, it fails with
+    /// `SQLITE_NOTADB`), so that a key it sets is there for every read.
+    ///
+    /// - Parameter defaultSynchronous: The `PRAGMA synchronous` level of the
+    ///   connection unless `prepareDatabase` sets one (`"NORMAL"` for the
+    ///   connections of a `DatabasePool`), or nil to keep SQLite's default.
+    /// - Throws: The error of opening the file, the error thrown by
+    ///   `prepareDatabase` (unchanged), or the `DatabaseError` of a later
+    ///   step. The connection is closed before any error is thrown.
+    init(
+        path: String, configuration: Configuration, role: String, readonly: Bool, defaultSynchronous: String? = nil
+    ) throws {
         self.configuration = configuration
         self.label = configuration.label + "." + role
         var handle: OpaquePointer?
@@ -96,15 +122,17 @@ public final class Database {
         }
         connection = handle
         do {
-            try setUp(readonly: readonly)
+            try setUp(defaultSynchronous: defaultSynchronous)
         } catch {
             close()
             throw error
         }
     }
 
-    private func setUp(readonly: Bool) throws {
+    private func setUp(defaultSynchronous: String?) throws {
         guard let connection else { return }
+        // Nothing here reads the file before `prepareDatabase`, which may
+        // set a key (SQLCipher) that every read needs.
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, configuration.busyTimeoutMilliseconds)
         var enabled: Int32 = 0
@@ -112,10 +140,22 @@ public final class Database {
             connection, SQLITE_DBCONFIG_ENABLE_FKEY, configuration.foreignKeysEnabled ? 1 : 0, &enabled)
         try check(code)
         installAuthorizer()
-        // Opening is lazy in SQLite: read the schema now, so that a file that
-        // is not a database, or a missing file, fails here with a clear error
-        // instead of at the first statement.
-        try withAccess { try execute(sql: "SELECT 1 FROM sqlite_master LIMIT 1") }
+        if let prepareDatabase = configuration.prepareDatabase {
+            // An access of its own: a transaction it leaves open is rolled
+            // back, and throws `SQLITE_MISUSE`.
+            try withAccess { try prepareDatabase(self) }
+        }
+        try withAccess {
+            // The default level comes after `prepareDatabase`: setting it
+            // reads the schema. A level that `prepareDatabase` set wins.
+            if let defaultSynchronous, !compiledSynchronousPragma {
+                try execute(sql: "PRAGMA synchronous = \(defaultSynchronous)")
+            }
+            // Opening is lazy in SQLite: read the schema now, so that a file
+            // that is not a database, or a missing file, fails here with a
+            // clear error instead of at the first statement.
+            try execute(sql: "SELECT 1 FROM sqlite_master LIMIT 1")
+        }
     }
 
     deinit {

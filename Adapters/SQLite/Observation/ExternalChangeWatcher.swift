@@ -44,6 +44,9 @@ import Foundation
 final class ExternalChangeWatcher: @unchecked Sendable {
     private let path: String
     private let configuration: Configuration
+    /// The `PRAGMA synchronous` level of the dedicated connection, unless
+    /// `prepareDatabase` sets one.
+    private let defaultSynchronous: String?
     private let owner: AccessOwner
     private let writer: SerializedDatabase
     private let interval: DispatchTimeInterval
@@ -94,14 +97,24 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// A watcher for a database whose configuration observes external
     /// changes, or nil: for a configuration that does not, and for an
     /// in-memory database, which no other connection writes.
+    ///
+    /// - Parameter defaultSynchronous: The `PRAGMA synchronous` level of the
+    ///   dedicated connection unless `Configuration.prepareDatabase` sets
+    ///   one, as for the other connections of the queue or pool.
     static func ifEnabled(
-        path: String, configuration: Configuration, owner: AccessOwner, writer: SerializedDatabase
+        path: String, configuration: Configuration, owner: AccessOwner, writer: SerializedDatabase,
+        defaultSynchronous: String? = nil
     ) -> ExternalChangeWatcher? {
         guard configuration.observesExternalChanges, path != ":memory:", !path.isEmpty else { return nil }
-        return ExternalChangeWatcher(path: path, configuration: configuration, owner: owner, writer: writer)
+        return ExternalChangeWatcher(
+            path: path, configuration: configuration, owner: owner, writer: writer,
+            defaultSynchronous: defaultSynchronous)
     }
 
-    private init(path: String, configuration: Configuration, owner: AccessOwner, writer: SerializedDatabase) {
+    private init(
+        path: String, configuration: Configuration, owner: AccessOwner, writer: SerializedDatabase,
+        defaultSynchronous: String?
+    ) {
         let duration = configuration.externalChangePollInterval
         if duration <= .zero {
             // fatalError rather than precondition: the message shows in release builds too.
@@ -115,6 +128,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             ? Int.max : max(1, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         self.path = path
         self.configuration = configuration
+        self.defaultSynchronous = defaultSynchronous
         self.owner = owner
         self.writer = writer
         interval = .nanoseconds(nanoseconds)
@@ -194,7 +208,8 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         guard !state.withLock({ $0.isClosed }) else { return }
         writerDataVersion = try db.dataVersion()
         let connection = try SerializedDatabase(
-            path: path, configuration: configuration, role: "watcher", readonly: true, owner: owner)
+            path: path, configuration: configuration, role: "watcher", readonly: true,
+            defaultSynchronous: defaultSynchronous, owner: owner)
         let initialVersion: Int
         do {
             initialVersion = try connection.sync { try $0.dataVersion() }

@@ -112,6 +112,18 @@ import Testing
         }
     }
 
+    /// A record that keeps the row it was decoded from.
+    struct RowKeeper: FetchableRecord, TableRecord, Sendable {
+        static let databaseTableName = "player"
+        var row: Row
+
+        init(row: Row) throws {
+            self.row = row
+        }
+
+        var description: String { "\(row.databaseValues.map(\.description).joined(separator: ","))" }
+    }
+
     func descriptions<Element>(_ values: [SetDifference<Element>], _ element: (Element) -> String) -> [String] {
         values.map { describe($0, element) }
     }
@@ -301,6 +313,27 @@ import Testing
             "Barbara:0, Craig:0 | - | -",
             "David:0 | - | Barbara:0",
             "Barbara:0 | - | David:0",
+        ])
+    }
+
+    /// Records are decoded from one row whose values are replaced for each
+    /// record: a record that keeps its row keeps its own values, whether
+    /// inserted, updated, or decoded by a full scan or a refetch of changed rows.
+    @Test(arguments: DatabaseKind.allCases, [Configuration.ChangeTracking.automatic, .updateHookOnly])
+    func recordsThatKeepTheirRowKeepTheirOwnValues(kind: DatabaseKind, changeTracking: Configuration.ChangeTracking) async throws {
+        let test = try kind.make(changeTracking: changeTracking, sql: SetDifferenceObservationTests.schemaSQL + """
+            INSERT INTO player (id, name) VALUES (2, 'Barbara'), (3, 'Craig');
+            """)
+        let values = try await recordValues(
+            of: ValueObservation.trackingSetDifferences(RowKeeper.orderByPrimaryKey()), in: test.writer,
+            steps: [
+                "UPDATE player SET name = 'Art' WHERE id = 1; UPDATE player SET name = 'Craig2' WHERE id = 3",
+                "INSERT INTO player (id, name) VALUES (4, 'David'), (5, 'Eve'); DELETE FROM player WHERE id = 2",
+            ])
+        #expect(descriptions(values, \.description) == [
+            "1,'Arthur', 2,'Barbara', 3,'Craig' | - | -",
+            "- | 1,'Art', 3,'Craig2' | -",
+            "4,'David', 5,'Eve' | - | 2,'Barbara'",
         ])
     }
 

@@ -49,6 +49,33 @@ final class KeyedRows: Sendable {
         return Row(layout: recordLayout, values: Array(rows[row].prefix(recordLayout.columnNames.count)))
     }
 
+    /// The row a record decodes from, as `recordRow(_:)`, written over the
+    /// values of `reused` (a row this method returned before, or nil).
+    ///
+    /// When the storage of `reused` is not shared (the record decoded from
+    /// it did not keep its row), its values are replaced in place: decoding
+    /// many records allocates no row per record. A record that keeps its
+    /// row keeps its own values: `Row` is a value, and its storage is copied
+    /// before it is written.
+    ///
+    /// - Complexity: O(c), where c is the number of columns.
+    func recordRow(_ row: Int, reusing reused: inout Row?) -> Row {
+        let layout = recordLayout ?? self.layout
+        guard reused?.layout === layout else {
+            let fresh = recordRow(row)
+            reused = fresh
+            return fresh
+        }
+        let width = layout.columnNames.count
+        let start = row * rows.width
+        rows.withUnsafeValues { values in
+            for column in 0..<width {
+                reused!.databaseValues[column] = values[start + column]
+            }
+        }
+        return reused!
+    }
+
     /// Whether these rows and `other` are keyed by the same columns (ASCII
     /// case-insensitive names), so that their keys compare. Not so after a
     /// schema change that gave the table another primary key.

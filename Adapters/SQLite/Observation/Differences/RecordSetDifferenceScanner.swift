@@ -59,6 +59,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         let unused = reuse.unusedBaseIndices
         let read = reuse.readIndices
         var difference = SetDifference<Record>()
+        // The row records decode from, its storage reused (see `KeyedRows.recordRow(_:reusing:)`).
+        var row: Row?
         // The record of each read row, in order.
         var readRecords: [Record] = []
         readRecords.reserveCapacity(read.count)
@@ -73,18 +75,18 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 difference.deleted.append(records[unused[unusedIndex]])
                 unusedIndex += 1
             } else if order > 0 {
-                let record = try Record(row: new.recordRow(read[readIndex]))
+                let record = try Record(row: new.recordRow(read[readIndex], reusing: &row))
                 difference.inserted.append(record)
                 readRecords.append(record)
                 readIndex += 1
             } else {
                 let oldRecord = records[unused[unusedIndex]]
-                let row = read[readIndex]
-                if hasSameColumns, old.rows[unused[unusedIndex]] == new.rows[row] {
+                let index = read[readIndex]
+                if hasSameColumns, old.rows[unused[unusedIndex]] == new.rows[index] {
                     // Equal after all: a text the fetch could not compare in place.
                     readRecords.append(oldRecord)
                 } else {
-                    let record = try updatedRecord(oldRecord, row, new)
+                    let record = try updatedRecord(oldRecord, index, new, reusing: &row)
                     difference.updated.append(record)
                     readRecords.append(record)
                 }
@@ -164,9 +166,18 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             oldKeyIndices = new.keyIndices
             hasSameColumns = true
         }
+        if oldRows.count == 0 {
+            // Every row is inserted (the first diff, without initial
+            // records): the records are the inserted ones, one array.
+            let difference = try insertingAll(new)
+            initialRecords = []
+            return difference
+        }
         let newRows = new.rows
         let comparator = RowKeyComparator(oldRows, keyIndices: oldKeyIndices, newRows, keyIndices: new.keyIndices)
         var difference = SetDifference<Record>()
+        // The row records decode from, its storage reused (see `KeyedRows.recordRow(_:reusing:)`).
+        var row: Row?
         var nextRecords: [Record] = []
         nextRecords.reserveCapacity(newRows.count)
         var oldIndex = 0
@@ -177,7 +188,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 difference.deleted.append(oldRecords[oldIndex])
                 oldIndex += 1
             } else if order > 0 {
-                let record = try Record(row: new.recordRow(newIndex))
+                let record = try Record(row: new.recordRow(newIndex, reusing: &row))
                 difference.inserted.append(record)
                 nextRecords.append(record)
                 newIndex += 1
@@ -185,7 +196,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 let isUpdated = !hasSameColumns || oldRows[oldIndex] != newRows[newIndex]
                     || (!incomparable.isEmpty && incomparable[oldIndex])
                 if isUpdated {
-                    let record = try updatedRecord(oldRecords[oldIndex], newIndex, new)
+                    let record = try updatedRecord(oldRecords[oldIndex], newIndex, new, reusing: &row)
                     difference.updated.append(record)
                     nextRecords.append(record)
                 } else {
@@ -200,7 +211,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             oldIndex += 1
         }
         while newIndex < newRows.count {
-            let record = try Record(row: new.recordRow(newIndex))
+            let record = try Record(row: new.recordRow(newIndex, reusing: &row))
             difference.inserted.append(record)
             nextRecords.append(record)
             newIndex += 1
@@ -215,17 +226,30 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// table got another primary key): keys do not compare, so every kept
     /// record is deleted and every row inserted.
     private mutating func replaceAll(with new: KeyedRows) throws -> SetDifference<Record> {
+        let deleted = records
+        var difference = try insertingAll(new)
+        difference.deleted = deleted
+        return difference
+    }
+
+    /// The diff that inserts every row of `new` and deletes nothing; keeps
+    /// `new` and its records, which share the storage of `inserted`.
+    private mutating func insertingAll(_ new: KeyedRows) throws -> SetDifference<Record> {
         var difference = SetDifference<Record>()
-        difference.inserted = try (0..<new.rows.count).map { try Record(row: new.recordRow($0)) }
-        difference.deleted = records
+        var row: Row?
+        difference.inserted.reserveCapacity(new.rows.count)
+        for index in 0..<new.rows.count {
+            difference.inserted.append(try Record(row: new.recordRow(index, reusing: &row)))
+        }
         replaceSnapshot(with: new)
         records = difference.inserted
         return difference
     }
 
-    /// The record to report and keep for row `row` of `rows`, updated from `old`.
-    private func updatedRecord(_ old: Record, _ row: Int, _ rows: KeyedRows) throws -> Record {
-        let recordRow = rows.recordRow(row)
+    /// The record to report and keep for row `row` of `rows`, updated from
+    /// `old`, decoded from `reused` (see `KeyedRows.recordRow(_:reusing:)`).
+    private func updatedRecord(_ old: Record, _ row: Int, _ rows: KeyedRows, reusing reused: inout Row?) throws -> Record {
+        let recordRow = rows.recordRow(row, reusing: &reused)
         if let updateRecord { return try updateRecord(old, recordRow) }
         return try Record(row: recordRow)
     }

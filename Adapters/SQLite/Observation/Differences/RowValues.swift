@@ -61,6 +61,15 @@ struct RowValues: Sendable {
     /// order on raw values: negative, zero or positive.
     @inline(__always)
     func compareKeys(_ left: Int, _ right: Int, keyIndices: [Int]) -> Int {
+        if keyIndices.count == 1 {
+            // Integer keys (rowids) first: no call, no copy of the values.
+            let keyIndex = keyIndices[0]
+            if case .integer(let l) = values[left * width + keyIndex].storage,
+                case .integer(let r) = values[right * width + keyIndex].storage
+            {
+                return l < r ? -1 : (l == r ? 0 : 1)
+            }
+        }
         for keyIndex in keyIndices {
             let result = DatabaseValue.compare(value(left, keyIndex), value(right, keyIndex))
             if result != 0 { return result }
