@@ -82,9 +82,6 @@ public final class Statement {
 
     /// Whether a cursor is iterating the statement's rows.
     var isBusy = false
-    /// Reads the current row for the records decoded from it (see
-    /// `withCurrentRow(_:)`); replaced when a record keeps its row.
-    private var rowReader: StatementRowReader?
     /// Whether the statement has been stepped since it was last reset.
     private var needsReset = false
     /// Whether the statement has run to its end (`SQLITE_DONE` or an
@@ -374,30 +371,27 @@ public final class Statement {
         }
     }
 
-    /// Calls `body` with the current row, read in place (see
-    /// `StatementRowReader`): for decoding a record. A record that keeps the
-    /// row keeps a copy of its values, made when `body` returns.
-    @inlinable @inline(__always)
-    func withCurrentRow<T>(_ body: (Row) throws -> T) rethrows -> T {
-        defer { endCurrentRow() }
-        return try body(makeCurrentRow())
+    /// Reads every column of the current row into `values`, reusing its
+    /// storage when it is not shared.
+    @inline(__always)
+    private func readRow(into values: inout [DatabaseValue]) {
+        let count = columnNames.count
+        if values.count != count {
+            values = (0..<count).map { columnValue(at: Int32($0)) }
+            return
+        }
+        for index in 0..<count {
+            values[index] = columnValue(at: Int32(index))
+        }
     }
 
-    /// The current row, read in place by the statement's row reader.
-    @usableFromInline
-    func makeCurrentRow() -> Row {
-        if rowReader == nil { rowReader = StatementRowReader(statement: self) }
-        return Row(layout: layout, reader: rowReader!)
-    }
-
-    /// Detaches the row reader when a row made by `makeCurrentRow()` is
-    /// still alive: it keeps the values of this row, and the next row gets
-    /// a new reader.
-    @usableFromInline
-    func endCurrentRow() {
-        guard rowReader != nil, !isKnownUniquelyReferenced(&rowReader!) else { return }
-        rowReader!.detach()
-        rowReader = nil
+    /// The current row, its values read into `values`, whose storage is
+    /// reused when nobody kept the previous row. The layout is read after
+    /// the step, so it follows a recompilation by SQLite.
+    @usableFromInline @inline(__always)
+    func currentRow(reusing values: inout [DatabaseValue]) -> Row {
+        readRow(into: &values)
+        return Row(layout: layout, values: values)
     }
 
     /// A copy of the current row.

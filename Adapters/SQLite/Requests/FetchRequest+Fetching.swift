@@ -95,16 +95,17 @@ extension FetchRequest where Element: DatabaseValueConvertible {
 extension FetchRequest where Element: FetchableRecord {
     /// Every row of the request, decoded as a record.
     ///
-    /// The row handed to `init(row:)` reads the statement's current row in
-    /// place; a record that keeps it keeps a copy of its values.
+    /// The row handed to `init(row:)` reuses one buffer of values for the whole
+    /// fetch unless the record keeps it.
     ///
     /// - Throws: The first error thrown by `init(row:)`, or a `DatabaseError`.
     @inlinable
     public func fetchAll(_ db: Database) throws -> [Element] {
         try prepareStatement(db).fetching { statement in
+            var values: [DatabaseValue] = []
             var records: [Element] = []
             while try statement.step() {
-                records.append(try statement.withCurrentRow { try Element(row: $0) })
+                records.append(try Element(row: statement.currentRow(reusing: &values)))
             }
             return records
         }
@@ -118,15 +119,13 @@ extension FetchRequest where Element: FetchableRecord {
     @inlinable
     public func fetchOne(_ db: Database) throws -> Element? {
         try prepareStatement(db).fetching { statement in
-            try statement.step() ? statement.withCurrentRow { try Element(row: $0) } : nil
+            try statement.step() ? Element(row: statement.currentRow()) : nil
         }
     }
 
     /// A cursor over the records of the request, decoded one at a time as it
     /// is iterated.
     public func fetchCursor(_ db: Database) throws -> DatabaseCursor<Element> {
-        DatabaseCursor(statement: try prepareStatement(db)) { statement in
-            try statement.withCurrentRow { try Element(row: $0) }
-        }
+        DatabaseCursor(statement: try prepareStatement(db)) { try Element(row: $0.currentRow()) }
     }
 }

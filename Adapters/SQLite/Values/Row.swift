@@ -13,65 +13,14 @@
 ///
 /// Two rows are equal when they have the same column names in the same order
 /// and equal raw values (see `DatabaseValue` for the comparison of values).
-///
-/// The row a record's `init(row:)` receives during a fetch reads the
-/// statement's current row in place, as it is decoded: no value is read
-/// that the record does not ask for. A record may keep that row: it then
-/// keeps a copy of its values, made before the fetch goes on to the next row.
 public struct Row: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline let layout: RowLayout
-    @usableFromInline var storage: Storage
-
-    /// Where the values of a row are.
-    @usableFromInline
-    enum Storage: Sendable {
-        /// One value per column.
-        case values([DatabaseValue])
-        /// The current row of a statement (see `StatementRowReader`).
-        case statement(StatementRowReader)
-    }
+    /// The values, one per column.
+    public internal(set) var databaseValues: [DatabaseValue]
 
     init(layout: RowLayout, values: [DatabaseValue]) {
         self.layout = layout
-        self.storage = .values(values)
-    }
-
-    @usableFromInline
-    init(layout: RowLayout, reader: StatementRowReader) {
-        self.layout = layout
-        self.storage = .statement(reader)
-    }
-
-    /// The values, one per column.
-    public var databaseValues: [DatabaseValue] {
-        switch storage {
-        case .values(let values): values
-        case .statement(let reader): (0..<layout.columnNames.count).map { reader.value(at: $0) }
-        }
-    }
-
-    /// The value at a valid index.
-    @inlinable @inline(__always)
-    func databaseValue(at index: Int) -> DatabaseValue {
-        switch storage {
-        case .values(let values): values[index]
-        case .statement(let reader): reader.value(at: index)
-        }
-    }
-
-    /// Replaces the value at a valid index, in place when the row's values
-    /// are not shared.
-    mutating func setDatabaseValue(_ value: DatabaseValue, at index: Int) {
-        guard case .values(var values) = storage else {
-            var values = databaseValues
-            values[index] = value
-            storage = .values(values)
-            return
-        }
-        // Released first, so that the array is modified in place.
-        storage = .values([])
-        values[index] = value
-        storage = .values(values)
+        self.databaseValues = values
     }
 
     /// Creates a row from column names and values, in order.
@@ -85,8 +34,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The number of columns.
-    @inlinable
-    public var count: Int { layout.columnNames.count }
+    public var count: Int { databaseValues.count }
 
     /// The column names, in order.
     public var columnNames: [String] { layout.columnNames }
@@ -109,7 +57,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     @inlinable
     public subscript<Value: DatabaseValueConvertible>(index: Int) -> Value {
         get throws {
-            guard index >= 0, index < count else { throw indexOutOfRange(index) }
+            guard index >= 0, index < databaseValues.count else { throw indexOutOfRange(index) }
             return try decode(Value.self, at: index)
         }
     }
@@ -148,7 +96,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     /// Decodes the value at a valid index.
     @inlinable @inline(__always)
     func decode<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value {
-        let value = databaseValue(at: index)
+        let value = databaseValues[index]
         guard let decoded = Value.fromDatabaseValue(value) else { throw valueMismatch(Value.self, at: index) }
         return decoded
     }
@@ -157,13 +105,13 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline
     func valueMismatch<Value>(_ type: Value.Type, at index: Int) -> RowDecodingError {
         RowDecodingError.valueMismatch(
-            Value.self, value: databaseValue(at: index), column: layout.columnNames[index], sql: layout.sql)
+            Value.self, value: databaseValues[index], column: layout.columnNames[index], sql: layout.sql)
     }
 
     /// Decodes the value at a valid index, nil for NULL.
     @inline(__always)
     func decodeIfPresent<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value? {
-        let value = databaseValue(at: index)
+        let value = databaseValues[index]
         if case .null = value.storage { return nil }
         guard let decoded = Value.fromDatabaseValue(value) else {
             throw RowDecodingError.valueMismatch(
@@ -194,7 +142,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
 /// built once.
 @usableFromInline
 final class RowLayout: Sendable {
-    @usableFromInline let columnNames: [String]
+    let columnNames: [String]
     /// The SQL that produced the rows, for error messages.
     let sql: String?
     /// Lowercased name to leftmost index.

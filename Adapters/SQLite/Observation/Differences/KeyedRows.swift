@@ -70,7 +70,7 @@ final class KeyedRows: Sendable {
         let start = row * rows.width
         rows.withUnsafeValues { values in
             for column in 0..<width {
-                reused!.setDatabaseValue(values[start + column], at: column)
+                reused!.databaseValues[column] = values[start + column]
             }
         }
         return reused!
