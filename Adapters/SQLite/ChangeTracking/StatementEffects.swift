@@ -49,8 +49,6 @@ struct StatementEffects {
     /// `RAISE(FAIL, ...)`): when it fails, it may keep its changes.
     private(set) var mentionsFail = false
 
-    var isEmpty: Bool { writes.isEmpty && savepoint == nil && restructuredTables.isEmpty }
-
     /// Records what only the text of the compiled statement tells.
     ///
     /// - Complexity: O(n), where n is the length of the SQL, for statements
@@ -131,14 +129,5 @@ struct StatementEffects {
             body(&entry)
             writes.append(entry)
         }
-    }
-
-    /// The writes on the table named by a hook, compared without allocation.
-    func writes(onTable table: UnsafePointer<CChar>) -> TableWrites? {
-        for entry in writes {
-            let isSame = entry.cName.withUnsafeBufferPointer { strcasecmp($0.baseAddress!, table) == 0 }
-            if isSame { return entry }
-        }
-        return nil
     }
 }
