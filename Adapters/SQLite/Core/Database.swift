@@ -45,6 +45,9 @@ public final class Database {
     private var statementCache: [String: Statement] = [:]
     var schemaCache = SchemaCache()
 
+    /// The function `trace(options:_:)` installed, and its options.
+    var tracer: (options: TracingOptions, trace: (TraceEvent) -> Void)?
+
     /// Collects what the statement being compiled reads (see `Database+Authorizer.swift`).
     var regionRecorder: RegionRecorder?
 
@@ -134,6 +137,7 @@ public final class Database {
         let previous = accessThread
         accessThread = pthread_self()
         statementCache.removeAll()
+        if tracer != nil { uninstallTraceHook() }
         // Observers hold their queues and what their closures capture:
         // released now, even if their observations are never cancelled.
         _activeBroker?.connectionWillClose()
