@@ -8,6 +8,39 @@ import Testing
     typealias Player = RecordWriteFixtures.Player
     typealias Country = RecordWriteFixtures.Country
 
+    // Records of single tests. Local types of test functions are avoided:
+    // with Swift 6.3.1, a closure inside `#expect(...)` and another one of
+    // the same function that use local types can be miscompiled into one.
+
+    struct InsertionSpy: Encodable, MutablePersistableRecord {
+        static let databaseTableName = "player"
+        var id: Int64?
+        var name: String
+        var inserted: InsertionSuccess?
+        enum CodingKeys: String, CodingKey { case id, name }
+        mutating func didInsert(_ inserted: InsertionSuccess) { self.inserted = inserted }
+    }
+
+    struct NewPlayer: Encodable, PersistableRecord {
+        static let databaseTableName = "player"
+        var name: String
+    }
+
+    struct StoredPlayer: Codable, FetchableRecord, PersistableRecord, Equatable {
+        static let databaseTableName = "player"
+        var id: Int64?
+        var name: String
+        var score: Int?
+    }
+
+    struct Partial: EncodableRecord, PersistableRecord {
+        static let databaseTableName = "player"
+        var columns: [(String, (any DatabaseValueConvertible)?)]
+        func encode(to container: inout PersistenceContainer) throws {
+            for (column, value) in columns { container[column] = value }
+        }
+    }
+
     // MARK: - Insert
 
     @Test(arguments: DatabaseKind.allCases)
@@ -32,17 +65,9 @@ import Testing
 
     @Test(arguments: DatabaseKind.allCases)
     func didInsertReceivesTheInsertedColumnsWithTheRowID(kind: DatabaseKind) throws {
-        struct Spy: Encodable, MutablePersistableRecord {
-            static let databaseTableName = "player"
-            var id: Int64?
-            var name: String
-            var inserted: InsertionSuccess?
-            enum CodingKeys: String, CodingKey { case id, name }
-            mutating func didInsert(_ inserted: InsertionSuccess) { self.inserted = inserted }
-        }
         let test = try RecordWriteFixtures.makeDatabase(kind)
         try test.writer.write { db in
-            var spy = Spy(name: "Arthur")
+            var spy = InsertionSpy(name: "Arthur")
             try spy.insert(db)
             let inserted = try #require(spy.inserted)
             #expect(inserted.rowID == 1)
@@ -55,19 +80,9 @@ import Testing
 
     @Test(arguments: DatabaseKind.allCases)
     func insertAndFetchReturnsTheRowAsStored(kind: DatabaseKind) throws {
-        // The score is not encoded: the column's default applies.
-        struct NewPlayer: Encodable, PersistableRecord {
-            static let databaseTableName = "player"
-            var name: String
-        }
-        struct StoredPlayer: Codable, FetchableRecord, PersistableRecord, Equatable {
-            static let databaseTableName = "player"
-            var id: Int64?
-            var name: String
-            var score: Int?
-        }
         let test = try RecordWriteFixtures.makeDatabase(kind)
         try test.writer.write { db in
+            // The score is not encoded: the column's default applies.
             try NewPlayer(name: "Arthur").insert(db)
             let stored = StoredPlayer(id: nil, name: "Barbara", score: nil)
             let statements = try StatementLog.statements(in: db) {
@@ -180,17 +195,10 @@ import Testing
 
     @Test(arguments: DatabaseKind.allCases)
     func updateChangesComparesRecordsThatEncodeOtherColumns(kind: DatabaseKind) throws {
-        // A record that encodes its columns in another order, or not all of them.
-        struct Partial: EncodableRecord, PersistableRecord {
-            static let databaseTableName = "player"
-            var columns: [(String, (any DatabaseValueConvertible)?)]
-            func encode(to container: inout PersistenceContainer) throws {
-                for (column, value) in columns { container[column] = value }
-            }
-        }
         let test = try RecordWriteFixtures.makeDatabase(kind)
         try test.writer.write { db in
             try db.execute(sql: "INSERT INTO player (id, name, score) VALUES (1, 'Arthur', 100)")
+            // Records that encode their columns in another order, or not all of them.
             let old = Partial(columns: [("score", 100), ("name", "Arthur"), ("id", 1)])
             let same = Partial(columns: [("id", 1), ("Name", "Arthur"), ("score", 100)])
             #expect(try !same.updateChanges(db, from: old))
@@ -284,7 +292,8 @@ import Testing
             // A key no row has: the update finds nothing, then the insert runs.
             var barbara = Player(id: 5, name: "Barbara", score: 200)
             let both = try StatementLog.statements(in: db) { try barbara.save(db) }
-            #expect(both.map { $0.prefix(6) } == ["UPDATE", "INSERT"])
+            let verbs = both.map { $0.prefix(6) }
+            #expect(verbs == ["UPDATE", "INSERT"])
             #expect(barbara.id == 5)
             #expect(try Player.fetchAllByKey(db) == [arthur, barbara])
 
