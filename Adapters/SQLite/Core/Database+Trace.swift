@@ -29,8 +29,9 @@ extension Database {
 
     /// A statement that starts running, reported by `trace(options:_:)`.
     public struct TraceEvent: Sendable, CustomStringConvertible {
-        /// The SQL of the statement, as SQLite compiled it (parameters as
-        /// written: `INSERT INTO "player" ("id", "name") VALUES (?1, ?2)`).
+        /// The SQL of the statement, as SQLite compiled it, without the
+        /// blanks around it (parameters as written:
+        /// `INSERT INTO "player" ("id", "name") VALUES (?1, ?2)`).
         public let sql: String
 
         /// The SQL with the bound values in place of the parameters
@@ -124,6 +125,20 @@ extension Database {
             expandedSQL = String(cString: expanded)
             sqlite3_free(expanded)
         }
-        tracer.trace(TraceEvent(sql: String(cString: text), expandedSQL: expandedSQL))
+        tracer.trace(TraceEvent(sql: Self.trimmedSQL(text), expandedSQL: expandedSQL))
+    }
+
+    /// The SQL without the blanks around it (those between the statements
+    /// of one `execute(sql:)`), as `Statement.sql`.
+    private static func trimmedSQL(_ text: UnsafePointer<CChar>) -> String {
+        func isBlank(_ byte: CChar) -> Bool {
+            byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+        }
+        var start = text
+        while isBlank(start.pointee) { start += 1 }
+        var end = start + strlen(start)
+        while end > start && isBlank(end[-1]) { end -= 1 }
+        let bytes = UnsafeRawBufferPointer(start: start, count: end - start)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
