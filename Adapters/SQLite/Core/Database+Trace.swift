@@ -63,10 +63,12 @@ extension Database {
     /// on this connection). The statements that triggers run are part of
     /// the statement that fires them, and are not reported on their own.
     ///
-    /// The trace belongs to this connection only: the readers of a
-    /// `DatabasePool` have their own (install a trace on each connection from
-    /// `Configuration.prepareDatabase`). `trace` runs on the connection's
-    /// thread, synchronously, inside SQLite: it must not use the connection.
+    /// The trace belongs to this connection only, and stays installed from
+    /// one access to the next: installed from `write` or
+    /// `writeWithoutTransaction`, it traces a `DatabaseQueue`'s connection,
+    /// or a `DatabasePool`'s writer (whose readers run the pool's reads and
+    /// are not traced). `trace` runs on the connection's thread,
+    /// synchronously, inside SQLite: it must not use the connection.
     /// It does not change the connection's other hooks (change tracking,
     /// authorizer): observations keep working.
     ///

@@ -64,7 +64,8 @@ final class RecordWritePlan {
     /// when the record encodes it.
     let rowIDPosition: Int?
 
-    private var insertStatements: [Statement?] = Array(repeating: nil, count: 1 + Database.ConflictResolution.allCases.count)
+    /// By conflict resolution: none, then rollback, abort, fail, ignore, replace.
+    private var insertStatements: [Statement?] = Array(repeating: nil, count: 6)
     private var insertReturningRowStatement: Statement?
     private var upsertStatement: Statement?
     private var updateAllStatement: Statement?
@@ -112,7 +113,15 @@ final class RecordWritePlan {
     func statement(_ kind: RecordStatementKind, in db: Database) throws -> Statement {
         switch kind {
         case .insert(let conflict):
-            let slot = conflict.map { Database.ConflictResolution.allCases.firstIndex(of: $0)! + 1 } ?? 0
+            let slot: Int
+            switch conflict {
+            case nil: slot = 0
+            case .rollback: slot = 1
+            case .abort: slot = 2
+            case .fail: slot = 3
+            case .ignore: slot = 4
+            case .replace: slot = 5
+            }
             if let statement = insertStatements[slot], !statement.isBusy { return statement }
             let statement = try db.cachedStatement(sql: sql(kind))
             insertStatements[slot] = statement
