@@ -69,6 +69,12 @@ let package = Package(
             name: "differences-demo", dependencies: ["Differences"], path: "Examples/DifferencesDemo",
             swiftSettings: strictWarnings),
 
+        // A server payload mirrored into a table with the fewest writes
+        // (SortedDifference and records' writes), counting its statements.
+        .executableTarget(
+            name: "payload-sync", dependencies: ["ReactiveSQLite"], path: "Examples/PayloadSync",
+            swiftSettings: strictWarnings),
+
         // Helpers shared by the test targets (not a product).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictWarnings),
         .testTarget(

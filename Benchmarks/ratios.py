@@ -43,6 +43,12 @@ targets = [
     ("SQLite.FetchDecodable.ReactiveSQLite", "SQLite.FetchDecodable.GRDB", "<= 1.0"),
     ("SQLite.FetchOneByKey.ReactiveSQLite", "SQLite.FetchOneByKey.GRDB", "<= 1.2"),
     ("SQLite.FetchOneBySQL.ReactiveSQLite", "SQLite.FetchOneBySQL.GRDB", "(no target)"),
+    # RecordWriteBenchmarks: ReactiveSQLite / GRDB, 100 000 records' writes in one transaction.
+    ("RecordWrite.Insert.ReactiveSQLite", "RecordWrite.Insert.GRDB", "<= 1.0"),
+    ("RecordWrite.Update.ReactiveSQLite", "RecordWrite.Update.GRDB", "<= 1.0"),
+    ("RecordWrite.Upsert.ReactiveSQLite", "RecordWrite.Upsert.GRDB", "<= 1.0"),
+    ("RecordWrite.UpdateChanges.ReactiveSQLite", "RecordWrite.UpdateChanges.GRDB", "<= 1.0"),
+    ("RecordWrite.UpdateNoChanges.ReactiveSQLite", "RecordWrite.UpdateNoChanges.GRDB", "(no target)"),
 ]
 print()
 print("| ratio | n | value | target |")

@@ -45,6 +45,18 @@ public final class Database {
     private var statementCache: [String: Statement] = [:]
     var schemaCache = SchemaCache()
 
+    /// How records write their tables, by record type: a few plans per type,
+    /// one per list of encoded columns (see `RecordWritePlan`). Forgotten
+    /// with the statement cache.
+    var recordWritePlans: [ObjectIdentifier: [RecordWritePlan]] = [:]
+
+    /// Emptied containers of records, kept with their storage for the next
+    /// record's write (see `withPersistenceContainer(of:_:)`).
+    var spareContainers: [PersistenceContainer] = []
+
+    /// The function `trace(options:_:)` installed, and its options.
+    var tracer: (options: TracingOptions, trace: (TraceEvent) -> Void)?
+
     /// Collects what the statement being compiled reads (see `Database+Authorizer.swift`).
     var regionRecorder: RegionRecorder?
 
@@ -174,6 +186,8 @@ public final class Database {
         let previous = accessThread
         accessThread = pthread_self()
         statementCache.removeAll()
+        recordWritePlans.removeAll()
+        if tracer != nil { uninstallTraceHook() }
         // Observers hold their queues and what their closures capture:
         // released now, even if their observations are never cancelled.
         _activeBroker?.connectionWillClose()
@@ -537,6 +551,7 @@ public final class Database {
     func clearSchemaCache() {
         schemaCache = SchemaCache()
         statementCache.removeAll()
+        recordWritePlans.removeAll()
         _activeBroker?.schemaDidChange()
     }
 
@@ -548,5 +563,7 @@ public final class Database {
         if let key = statementCache.first(where: { $0.value === statement })?.key {
             statementCache[key] = nil
         }
+        // Records' plans may hold it: they are rebuilt on demand.
+        recordWritePlans.removeAll()
     }
 }

@@ -150,6 +150,26 @@ public final class Statement {
         try bind(&consumer, requireAllConsumed: true)
     }
 
+    /// Resets the statement and binds `values` to its parameters in order:
+    /// the value at index `i` to parameter `?(i + 1)`. The statements of
+    /// records number their parameters after the record's columns, and may
+    /// use only some of them (an UPDATE of some columns): values beyond the
+    /// statement's last parameter are not bound. No intermediate array.
+    func setRecordValues(_ values: [DatabaseValue]) throws {
+        if isBusy {
+            // fatalError rather than precondition: the message shows in release builds too.
+            fatalError(
+                "A statement was run again while a cursor iterates its rows: finish the cursor first, "
+                    + "or use a distinct statement (sql: \(sql))")
+        }
+        reset()
+        arguments = StatementArguments(databaseValues: values)
+        if database.selectionRegion != nil { database.selectionRegion!.formUnion(observedRegion) }
+        for index in 0..<min(values.count, parameterNames.count) {
+            try bind(values[index], at: Int32(index + 1))
+        }
+    }
+
     /// Resets the statement and binds its parameters from `consumer`.
     func bind(_ consumer: inout ArgumentConsumer, requireAllConsumed: Bool) throws {
         if isBusy {

@@ -34,6 +34,12 @@ public struct StatementArguments: Sendable, Hashable, CustomStringConvertible,
         namedValues = [:]
     }
 
+    /// Positional arguments that are database values already.
+    init(databaseValues: [DatabaseValue]) {
+        values = databaseValues
+        namedValues = [:]
+    }
+
     /// Named arguments; a key may be written with or without its prefix.
     public init(_ namedValues: [String: (any DatabaseValueConvertible)?]) {
         values = []

@@ -8,6 +8,9 @@ enum QueryFilter: Sendable {
     case keys([[DatabaseValue]])
     /// One primary key, given by column name.
     case namedKey([String: DatabaseValue])
+    /// The primary key of an encoded record (its key columns, by name), or
+    /// the error of its encoding, thrown when the SQL is built.
+    case recordKey(Result<PersistenceContainer, any Error>)
 }
 
 /// An ordering term of a `QueryInterfaceRequest`.
@@ -153,7 +156,6 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     /// `makeSQL(_:)`) instead of `*`, and its arguments.
     func makeSQL(_ db: Database, selection: String) throws -> (sql: String, arguments: StatementArguments) {
         var sql = "SELECT " + selection + " FROM " + SQLScanner.quote(tableName)
-        var arguments = StatementArguments()
         var loadedSchema: TableSchema?
         func schema() throws -> TableSchema {
             if let loadedSchema { return loadedSchema }
@@ -161,21 +163,8 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
             loadedSchema = schema
             return schema
         }
-        if !filters.isEmpty {
-            var conditions: [String] = []
-            for filter in filters {
-                if case .sql(let condition, let conditionArguments) = filter {
-                    conditions.append("(\(condition))")
-                    arguments.append(contentsOf: conditionArguments)
-                    continue
-                }
-                let schema = try schema()
-                let keys = try Self.keys(of: filter, in: schema)
-                conditions.append(Self.keyCondition(columns: schema.primaryKeyColumnNames, keyCount: keys.count))
-                for key in keys { arguments.append(contentsOf: StatementArguments(key)) }
-            }
-            sql += " WHERE " + conditions.joined(separator: " AND ")
-        }
+        let (whereClause, arguments) = try makeWhereClause(schema: schema)
+        sql += whereClause
         if !orderings.isEmpty {
             var terms: [String] = []
             for ordering in orderings {
@@ -193,6 +182,34 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
             if let offset = limit.offset { sql += " OFFSET \(offset)" }
         }
         return (sql, arguments)
+    }
+
+    /// `DELETE FROM "player" WHERE ...`, and its arguments: the rows of the
+    /// request's filters (its ordering and limit do not apply).
+    func makeDeleteSQL(_ db: Database) throws -> (sql: String, arguments: StatementArguments) {
+        let (whereClause, arguments) = try makeWhereClause { try db.existingTableSchema(named: tableName) }
+        return ("DELETE FROM " + SQLScanner.quote(tableName) + whereClause, arguments)
+    }
+
+    /// ` WHERE ...` (empty without filters), and its arguments.
+    private func makeWhereClause(
+        schema: () throws -> TableSchema
+    ) throws -> (sql: String, arguments: StatementArguments) {
+        guard !filters.isEmpty else { return ("", StatementArguments()) }
+        var arguments = StatementArguments()
+        var conditions: [String] = []
+        for filter in filters {
+            if case .sql(let condition, let conditionArguments) = filter {
+                conditions.append("(\(condition))")
+                arguments.append(contentsOf: conditionArguments)
+                continue
+            }
+            let schema = try schema()
+            let keys = try Self.keys(of: filter, in: schema)
+            conditions.append(Self.keyCondition(columns: schema.primaryKeyColumnNames, keyCount: keys.count))
+            for key in keys { arguments.append(contentsOf: StatementArguments(key)) }
+        }
+        return (" WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
     /// The keys of a key filter, each with one value per primary key column.
@@ -227,6 +244,20 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
                     resultCode: .SQLITE_MISUSE,
                     message: "the primary key of \(schema.name) is (\(columns.joined(separator: ", "))): "
                         + "a key on (\(namedValues.keys.sorted().joined(separator: ", "))) does not fit")
+            }
+            return [key]
+        case .recordKey(let encoding):
+            let container = try encoding.get()
+            var key: [DatabaseValue] = []
+            key.reserveCapacity(columns.count)
+            for column in columns {
+                guard let position = container.index(ofColumn: column) else {
+                    throw DatabaseError(
+                        resultCode: .SQLITE_MISUSE,
+                        message: "the record does not encode the column \(column) of the primary key of "
+                            + "\(schema.name) (\(columns.joined(separator: ", "))): it cannot identify its row")
+                }
+                key.append(container.values[position])
             }
             return [key]
         }
@@ -269,7 +300,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
             switch filter {
             case .sql: hasSQL = true
             case .keys(let keys): if keys.isEmpty { return DatabaseRegion() } else { hasKeyFilter = true }
-            case .namedKey: hasKeyFilter = true
+            case .namedKey, .recordKey: hasKeyFilter = true
             }
         }
         guard hasKeyFilter, !hasSQL else { return region }

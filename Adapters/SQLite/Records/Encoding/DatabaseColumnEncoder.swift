@@ -2,29 +2,39 @@ import Foundation
 
 /// Encodes an `Encodable` record into its database columns: the inverse of
 /// the decoding of `Decodable` records (`FetchableRecord+Decodable.swift`).
+/// The one encoder of records, for their writes (`EncodableRecord`) and for
+/// the initial records of difference observations.
 ///
 /// - `DatabaseValueConvertible` values (integers, `Double`, `Bool`,
 ///   `String`, `Data`, `Date`, `UUID`, your own conversions) give their
-///   `databaseValue`;
+///   `databaseValue`: a `Date` is the text, and a `UUID` the 16-byte blob,
+///   that the decoding side reads;
 /// - a value that encodes itself into a single value container (a
 ///   `RawRepresentable` enum, a wrapper) gives that value;
 /// - any other value (a structure, an array, a dictionary) gives the JSON
-///   text `JSONEncoder` makes of it;
+///   text `JSONEncoder` makes of it, with sorted keys, so that equal values
+///   always give equal texts;
 /// - nil gives NULL (`encodeIfPresent` included).
 ///
 /// ```swift
-/// let columns = try DatabaseColumnEncoder.columns(of: player)
-/// // [(name: "id", value: 1), (name: "name", value: 'Arthur')]
+/// var container = PersistenceContainer()
+/// try DatabaseColumnEncoder.encode(player, into: &container)
+/// // [id: 1, name: 'Arthur']
 /// ```
 struct DatabaseColumnEncoder {
-    /// The encoded columns of `record`, in the order it encodes them; a
-    /// column encoded twice keeps its last value, at its first place.
+    /// Appends the encoded columns of `record` to `container`, in the order
+    /// the record encodes them. A column encoded twice appears twice: see
+    /// `PersistenceContainer.deduplicateColumns()`.
     ///
     /// - Throws: An `EncodingError` when the record does not encode into a
     ///   keyed container, or when a value has no database representation
     ///   (an unsigned integer above `Int64.max`), or its JSON fails.
-    static func columns(of record: some Encodable) throws -> [(name: String, value: DatabaseValue)] {
+    /// - Complexity: O(c), where c is the number of columns, plus the JSON
+    ///   of structured values.
+    static func encode(_ record: some Encodable, into container: inout PersistenceContainer) throws {
         let storage = ColumnStorage()
+        swap(&storage.container, &container)
+        defer { swap(&storage.container, &container) }
         do {
             try record.encode(to: RecordEncoder(storage: storage))
         } catch {
@@ -32,7 +42,17 @@ struct DatabaseColumnEncoder {
             throw storage.error ?? error
         }
         if let error = storage.error { throw error }
-        return storage.columns
+    }
+
+    /// The encoded columns of `record`, in the order it encodes them; a
+    /// column encoded twice keeps its last value, at its first place.
+    ///
+    /// - Throws: See `encode(_:into:)`.
+    static func columns(of record: some Encodable) throws -> [(name: String, value: DatabaseValue)] {
+        var container = PersistenceContainer()
+        try encode(record, into: &container)
+        container.deduplicateColumns()
+        return container.map { ($0.column, $0.value) }
     }
 
     /// The database value of one encodable value, as a column of a record.
@@ -55,7 +75,9 @@ struct DatabaseColumnEncoder {
     }
 
     private static func jsonValue<T: Encodable>(of value: T, codingPath: [any CodingKey]) throws -> DatabaseValue {
-        let data = try JSONEncoder().encode(value)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try encoder.encode(value)
         return DatabaseValue(storage: .text(String(decoding: data, as: UTF8.self)))
     }
 
@@ -70,19 +92,14 @@ struct DatabaseColumnEncoder {
     }
 }
 
-/// The columns an encoding produces, and its first error.
+/// The container an encoding fills, and its first error.
 private final class ColumnStorage {
-    var columns: [(name: String, value: DatabaseValue)] = []
-    var indexByName: [String: Int] = [:]
+    var container = PersistenceContainer()
     var error: (any Error)?
 
+    @inline(__always)
     func set(_ value: DatabaseValue, forColumn name: String) {
-        if let index = indexByName[name] {
-            columns[index].value = value
-        } else {
-            indexByName[name] = columns.count
-            columns.append((name, value))
-        }
+        container.append(value, forColumn: name)
     }
 
     /// Records a misuse that `Encoder`'s non-throwing methods cannot throw.
