@@ -45,16 +45,11 @@ struct StatementEffects {
     /// renumbers the rowids of tables without `INTEGER PRIMARY KEY`, with
     /// no hook (set after compilation, see `recordText(of:)`).
     private(set) var renumbersRowIDs = false
-    /// Whether the statement's text says `FAIL` (`INSERT OR FAIL`,
-    /// `RAISE(FAIL, ...)`): when it fails, it may keep its changes.
-    private(set) var mentionsFail = false
-
     /// Records what only the text of the compiled statement tells.
     ///
-    /// - Complexity: O(n), where n is the length of the SQL, for statements
-    ///   that write or start with `VACUUM`.
+    /// - Complexity: O(1) for a statement that does not start with V or
+    ///   a comment; O(n), where n is the length of the SQL, otherwise.
     mutating func recordText(of sql: String) {
-        if !writes.isEmpty { mentionsFail = SQLScanner.containsKeyword("FAIL", in: sql) }
         // Most statements start with another letter than V, or a comment.
         let first = sql.utf8.first { $0 != UInt8(ascii: " ") && ($0 < 9 || $0 > 13) }
         guard let first, first | 0x20 == UInt8(ascii: "v") || first == UInt8(ascii: "-") || first == UInt8(ascii: "/")

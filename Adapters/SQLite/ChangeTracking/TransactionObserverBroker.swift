@@ -445,7 +445,7 @@ final class TransactionObserverBroker {
         let succeeded = resultCode == SQLITE_DONE || resultCode == SQLITE_OK || resultCode == SQLITE_ROW
         let ended = current
         current = suspendedContexts.popLast() ?? StatementContext()
-        let keepsChanges = succeeded || commitIsPending || keepsChangesOfFailedStatement(ended)
+        let keepsChanges = succeeded || commitIsPending || keepsChangesOfFailedStatement(statement, ended)
         if keepsChanges, isObserving {
             markWhatNoHookReports(ended, succeeded: succeeded)
         }
@@ -484,11 +484,12 @@ final class TransactionObserverBroker {
     /// `sqlite3_changes()` counts, except those changed by triggers: when no
     /// row of the statement itself was kept, its triggers' changes may
     /// remain if something could fail with FAIL, and are kept, conservatively.
-    private func keepsChangesOfFailedStatement(_ context: StatementContext) -> Bool {
+    private func keepsChangesOfFailedStatement(_ statement: Statement, _ context: StatementContext) -> Bool {
         guard let connection = database.connection else { return false }
         if sqlite3_changes(connection) > 0 { return true }
         guard context.effects.writesThroughTriggers else { return false }
-        return context.effects.mentionsFail || context.tableInfos.contains { $0?.mayFailKeepingChanges ?? true }
+        return context.tableInfos.contains { $0?.mayFailKeepingChanges ?? true }
+            || SQLScanner.containsKeyword("FAIL", in: statement.sql)
     }
 
     /// Marks the changes of a statement that no row event reports: a

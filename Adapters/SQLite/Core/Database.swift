@@ -502,7 +502,6 @@ public final class Database {
         }
         var effects = effectsRecorder ?? StatementEffects()
         effects.changesSchema = recorder.changesSchema
-        effects.recordText(of: String(cString: sqlite3_sql(handle)))
         return Statement(
             handle: handle, database: self, region: region, readViews: views, changesSchema: recorder.changesSchema,
             rollsBack: recorder.rollsBack, isRowLocal: recorder.isRowLocal, effects: effects)

@@ -102,11 +102,13 @@ public final class Statement {
     ) {
         self.readViews = readViews
         self.observedRegion = readViews.reduce(into: region) { $0.formUnion(DatabaseRegion(table: $1)) }
+        var effects = effects
+        self.sql = String(cString: sqlite3_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+        effects.recordText(of: sql)
         self.effects = effects
         self.isRowLocal = isRowLocal
         self.handle = handle
         self.database = database
-        self.sql = String(cString: sqlite3_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
         self.region = region
         self.changesSchema = changesSchema
         self.rollsBack = rollsBack
