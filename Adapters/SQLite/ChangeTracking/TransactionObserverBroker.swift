@@ -319,7 +319,9 @@ final class TransactionObserverBroker {
         }
         if levels.runningStatementCount > 0 { suspendedContexts.append(current) }
         levels.pushStatement(ObjectIdentifier(statement))
-        guard isObserving else {
+        // Not observing, or a statement that writes nothing (BEGIN, COMMIT,
+        // SELECT...): no table metadata to prepare.
+        guard isObserving, !statement.effects.writes.isEmpty || statement.effects.renumbersRowIDs else {
             current = StatementContext(statement: ObjectIdentifier(statement), effects: statement.effects)
             return
         }
@@ -330,8 +332,15 @@ final class TransactionObserverBroker {
             return
         }
         current = makeContext(statement)
-        preparedContext = current
-        preparedStatement = statement
+        // Kept for the next run of the same statement, without the user
+        // observers it names: the database holds some of them weakly.
+        if current.userObservers.isEmpty {
+            preparedContext = current
+            preparedStatement = statement
+        } else {
+            preparedContext = nil
+            preparedStatement = nil
+        }
     }
 
     /// The context of a statement about to run. Reading table metadata may
