@@ -452,8 +452,10 @@ final class TransactionObserverBroker {
     ///   the statement throws instead of `SQLITE_CONSTRAINT_COMMITHOOK`.
     func statementDidEnd(_ statement: Statement, resultCode: Int32) -> (any Error)? {
         let succeeded = resultCode == SQLITE_DONE || resultCode == SQLITE_OK || resultCode == SQLITE_ROW
-        let ended = current
-        current = suspendedContexts.popLast() ?? StatementContext()
+        // Moved out rather than copied: a copy retains every collection of
+        // the context, at every statement.
+        var ended = suspendedContexts.popLast() ?? StatementContext()
+        swap(&ended, &current)
         let keepsChanges = succeeded || commitIsPending || keepsChangesOfFailedStatement(statement, ended)
         if keepsChanges, isObserving {
             markWhatNoHookReports(ended, succeeded: succeeded)
