@@ -198,12 +198,13 @@ struct ChangeLevelStack {
     mutating func takeCommitted() -> Level {
         var committed = Level(kind: .transaction)
         for level in levels { committed.merge(level) }
-        levels = levels.compactMap { level in
-            switch level.kind {
-            case .transaction, .statement: Level(kind: level.kind)
-            case .savepoint: nil
-            }
+        // In place: the stack keeps its capacity, and the next statement's
+        // level needs no allocation.
+        levels.removeAll { level in
+            if case .savepoint = level.kind { return true }
+            return false
         }
+        for index in levels.indices { levels[index] = Level(kind: levels[index].kind) }
         return committed
     }
 
@@ -211,7 +212,8 @@ struct ChangeLevelStack {
     /// connection (no transaction is open): everything is dropped, the
     /// levels of running statements included.
     mutating func reset() {
-        levels = [Level(kind: .transaction)]
+        levels.removeSubrange(1...)
+        levels[0] = Level(kind: .transaction)
         runningStatementCount = 0
     }
 
