@@ -318,7 +318,9 @@ final class TransactionObserverBroker {
             if !levels.isPristine, sqlite3_get_autocommit(database.connection) != 0 { levels.reset() }
         }
         if levels.runningStatementCount > 0 { suspendedContexts.append(current) }
-        levels.pushStatement(ObjectIdentifier(statement))
+        // Only a statement that may write has row events to keep or drop:
+        // the others (BEGIN, COMMIT, SAVEPOINT, reads) need no level.
+        if !statement.effects.writes.isEmpty { levels.pushStatement(ObjectIdentifier(statement)) }
         // Not observing, or a statement that writes nothing (BEGIN, COMMIT,
         // SELECT...): no table metadata to prepare.
         guard isObserving, !statement.effects.writes.isEmpty || statement.effects.renumbersRowIDs else {
