@@ -152,12 +152,10 @@ public final class Statement {
         try bind(&consumer, requireAllConsumed: true)
     }
 
-    /// Resets the statement and binds `values` to its parameters in order:
-    /// the value at index `i` to parameter `?(i + 1)`. The statements of
-    /// records number their parameters after the record's columns, and may
-    /// use only some of them (an UPDATE of some columns): values beyond the
-    /// statement's last parameter are not bound. No intermediate array.
-    func setRecordValues(_ values: [DatabaseValue]) throws {
+    /// Makes the statement ready for a run with `arguments`, before its
+    /// parameters are bound: resets it, and adds its region to the
+    /// observation's selection being recorded, if any.
+    private func prepareForRun(arguments: StatementArguments) {
         if isBusy {
             // fatalError rather than precondition: the message shows in release builds too.
             fatalError(
@@ -165,8 +163,17 @@ public final class Statement {
                     + "or use a distinct statement (sql: \(sql))")
         }
         reset()
-        arguments = StatementArguments(databaseValues: values)
+        self.arguments = arguments
         if database.selectionRegion != nil { database.selectionRegion!.formUnion(observedRegion) }
+    }
+
+    /// Resets the statement and binds `values` to its parameters in order:
+    /// the value at index `i` to parameter `?(i + 1)`. The statements of
+    /// records number their parameters after the record's columns, and may
+    /// use only some of them (an UPDATE of some columns): values beyond the
+    /// statement's last parameter are not bound. No intermediate array.
+    func setRecordValues(_ values: [DatabaseValue]) throws {
+        prepareForRun(arguments: StatementArguments(databaseValues: values))
         for index in 0..<min(values.count, parameterNames.count) {
             try bind(values[index], at: Int32(index + 1))
         }
@@ -174,15 +181,7 @@ public final class Statement {
 
     /// Resets the statement and binds its parameters from `consumer`.
     func bind(_ consumer: inout ArgumentConsumer, requireAllConsumed: Bool) throws {
-        if isBusy {
-            // fatalError rather than precondition: the message shows in release builds too.
-            fatalError(
-                "A statement was run again while a cursor iterates its rows: finish the cursor first, "
-                    + "or use a distinct statement (sql: \(sql))")
-        }
-        reset()
-        arguments = consumer.arguments
-        if database.selectionRegion != nil { database.selectionRegion!.formUnion(observedRegion) }
+        prepareForRun(arguments: consumer.arguments)
         for (offset, name) in parameterNames.enumerated() {
             guard let value = consumer.value(forParameterNamed: name) else {
                 throw DatabaseError(
