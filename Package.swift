@@ -37,7 +37,7 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "ReactiveSQLite", dependencies: ["CSQLite", "DatabaseRegions", "Differences"],
-            path: "Adapters/SQLite", swiftSettings: strictWarnings),
+            path: "Adapters/ReactiveSQLite", swiftSettings: strictWarnings),
 
         // Adapter: publishers, on Combine where it exists and OpenCombine elsewhere.
         .target(
@@ -47,13 +47,13 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine",
                          condition: .when(platforms: openCombinePlatforms)),
             ],
-            path: "Adapters/Combine", swiftSettings: strictWarnings),
+            path: "Adapters/ReactiveSQLiteCombine", swiftSettings: strictWarnings),
 
         // Adapter: our differences on GRDB's own ValueObservation.
         .target(
             name: "GRDBDifferences",
             dependencies: ["Differences", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Adapters/GRDB", swiftSettings: strictWarnings),
+            path: "Adapters/GRDBDifferences", swiftSettings: strictWarnings),
 
         // The main job: watch a live query on any database file.
         .executableTarget(

@@ -158,7 +158,7 @@ final class RecordWritePlan {
 
     /// The SQL of a statement. Parameters are numbered after the columns.
     func sql(_ kind: RecordStatementKind) -> String {
-        let table = SQLScanner.quote(tableName)
+        let table = SQLLexer.quote(tableName)
         switch kind {
         case .insert(let conflict):
             let verb = conflict.map { "INSERT OR \($0.rawValue) INTO " } ?? "INSERT INTO "
@@ -171,13 +171,13 @@ final class RecordWritePlan {
         case .upsert:
             let keyPositions = Set(self.keyPositions ?? [])
             var assignments = columns.indices.filter { !keyPositions.contains($0) }.map { position in
-                let column = SQLScanner.quote(columns[position])
+                let column = SQLLexer.quote(columns[position])
                 return "\(column) = excluded.\(column)"
             }
             if assignments.isEmpty {
                 // Only key columns: the conflicting row is kept as is, and
                 // still returned, for `didInsert`.
-                let column = SQLScanner.quote(self.table.primaryKeyColumnNames[0])
+                let column = SQLLexer.quote(self.table.primaryKeyColumnNames[0])
                 assignments = ["\(column) = \(column)"]
             }
             var sql = "INSERT INTO " + table + insertedColumnsAndValues + " ON CONFLICT DO UPDATE SET "
@@ -199,7 +199,7 @@ final class RecordWritePlan {
             // Nothing but the key: set the key to itself, so that a missing
             // row is still noticed (no change) and an existing one reported.
             if positions.isEmpty, let first = keyPositions.first { positions = [first] }
-            let assignments = positions.map { "\(SQLScanner.quote(columns[$0])) = ?\($0 + 1)" }
+            let assignments = positions.map { "\(SQLLexer.quote(columns[$0])) = ?\($0 + 1)" }
             return "UPDATE " + table + " SET " + assignments.joined(separator: ", ") + " WHERE " + keyCondition
         case .delete:
             return "DELETE FROM " + table + " WHERE " + keyCondition
@@ -210,7 +210,7 @@ final class RecordWritePlan {
 
     /// ` ("a", "b") VALUES (?1, ?2)`.
     private var insertedColumnsAndValues: String {
-        " (" + columns.map(SQLScanner.quote).joined(separator: ", ") + ") VALUES ("
+        " (" + columns.map(SQLLexer.quote).joined(separator: ", ") + ") VALUES ("
             + columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ") + ")"
     }
 
@@ -219,7 +219,7 @@ final class RecordWritePlan {
     private var keyCondition: String {
         let keyColumns = table.primaryKeyColumnNames
         return zip(keyColumns, keyPositions ?? []).map { column, position in
-            "\(SQLScanner.quote(column)) = ?\(position + 1)"
+            "\(SQLLexer.quote(column)) = ?\(position + 1)"
         }.joined(separator: " AND ")
     }
 

@@ -413,7 +413,7 @@ public final class Database {
                     resultCode: .SQLITE_MISUSE, message: "the SQL holds no statement", sql: sql,
                     connectionLabel: label)
             }
-            guard SQLScanner.isBlank(base + offset) else {
+            guard SQLLexer.isBlank(base + offset) else {
                 throw DatabaseError(
                     resultCode: .SQLITE_MISUSE,
                     message: "the SQL holds more than one statement: use execute(sql:arguments:) to run several",
@@ -534,7 +534,7 @@ public final class Database {
             var offset = 0
             var consumer = ArgumentConsumer(arguments)
             while let statement = try prepareStatement(base, offset: &offset, sql: sql) {
-                let isLast = SQLScanner.isBlank(base + offset)
+                let isLast = SQLLexer.isBlank(base + offset)
                 try statement.bind(&consumer, requireAllConsumed: isLast)
                 try statement.run(arguments: arguments)
                 if isLast { return }

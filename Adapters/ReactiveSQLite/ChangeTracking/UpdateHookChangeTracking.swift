@@ -65,7 +65,7 @@ enum UpdateHookChangeTracking {
             guard let info = tableInfos[index] else { return true }
             guard info.hasUniqueIndex else { return false }
             if writes.isWrittenByTrigger || info.replacesOnConflict { return true }
-            if statementReplaces == nil { statementReplaces = SQLScanner.containsKeyword("REPLACE", in: statement.sql) }
+            if statementReplaces == nil { statementReplaces = SQLLexer.containsKeyword("REPLACE", in: statement.sql) }
             return statementReplaces!
         }
     }

@@ -155,7 +155,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     /// The SQL of the request, selecting `selection` (SQL: `*` for
     /// `makeSQL(_:)`) instead of `*`, and its arguments.
     func makeSQL(_ db: Database, selection: String) throws -> (sql: String, arguments: StatementArguments) {
-        var sql = "SELECT " + selection + " FROM " + SQLScanner.quote(tableName)
+        var sql = "SELECT " + selection + " FROM " + SQLLexer.quote(tableName)
         var loadedSchema: TableSchema?
         func schema() throws -> TableSchema {
             if let loadedSchema { return loadedSchema }
@@ -172,7 +172,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
                 case .sql(let term):
                     terms.append(term)
                 case .primaryKey:
-                    terms += try schema().primaryKeyColumnNames.map { SQLScanner.quote($0) + " COLLATE BINARY" }
+                    terms += try schema().primaryKeyColumnNames.map { SQLLexer.quote($0) + " COLLATE BINARY" }
                 }
             }
             sql += " ORDER BY " + terms.joined(separator: ", ")
@@ -188,7 +188,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     /// request's filters (its ordering and limit do not apply).
     func makeDeleteSQL(_ db: Database) throws -> (sql: String, arguments: StatementArguments) {
         let (whereClause, arguments) = try makeWhereClause { try db.existingTableSchema(named: tableName) }
-        return ("DELETE FROM " + SQLScanner.quote(tableName) + whereClause, arguments)
+        return ("DELETE FROM " + SQLLexer.quote(tableName) + whereClause, arguments)
     }
 
     /// ` WHERE ...` (empty without filters), and its arguments.
@@ -267,11 +267,11 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     private static func keyCondition(columns: [String], keyCount: Int) -> String {
         guard keyCount > 0 else { return "0" }
         if columns.count == 1 {
-            let column = SQLScanner.quote(columns[0])
+            let column = SQLLexer.quote(columns[0])
             if keyCount == 1 { return "\(column) = ?" }
             return "\(column) IN (" + Array(repeating: "?", count: keyCount).joined(separator: ", ") + ")"
         }
-        let one = "(" + columns.map { "\(SQLScanner.quote($0)) = ?" }.joined(separator: " AND ") + ")"
+        let one = "(" + columns.map { "\(SQLLexer.quote($0)) = ?" }.joined(separator: " AND ") + ")"
         if keyCount == 1 { return one }
         return "(" + Array(repeating: one, count: keyCount).joined(separator: " OR ") + ")"
     }

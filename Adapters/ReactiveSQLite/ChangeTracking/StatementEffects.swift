@@ -54,10 +54,10 @@ struct StatementEffects {
         let first = sql.utf8.first { $0 != UInt8(ascii: " ") && ($0 < 9 || $0 > 13) }
         guard let first, first | 0x20 == UInt8(ascii: "v") || first == UInt8(ascii: "-") || first == UInt8(ascii: "/")
         else { return }
-        if SQLScanner.leadingWords(of: sql, count: 1) == ["VACUUM"] {
+        if SQLLexer.leadingWords(of: sql, count: 1) == ["VACUUM"] {
             // `VACUUM INTO 'file'` writes another file; `VACUUM temp` the
             // temporary database, whose tables are rebuilt as well.
-            renumbersRowIDs = !SQLScanner.containsKeyword("INTO", in: sql)
+            renumbersRowIDs = !SQLLexer.containsKeyword("INTO", in: sql)
         }
     }
 

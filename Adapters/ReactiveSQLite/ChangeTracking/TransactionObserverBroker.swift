@@ -502,7 +502,7 @@ final class TransactionObserverBroker {
         if sqlite3_changes(connection) > 0 { return true }
         guard context.effects.writesThroughTriggers else { return false }
         return context.tableInfos.contains { $0?.mayFailKeepingChanges ?? true }
-            || SQLScanner.containsKeyword("FAIL", in: statement.sql)
+            || SQLLexer.containsKeyword("FAIL", in: statement.sql)
     }
 
     /// Marks the changes of a statement that no row event reports: a

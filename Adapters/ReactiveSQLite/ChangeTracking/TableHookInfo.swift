@@ -63,7 +63,7 @@ struct TableHookInfo {
         }
         self.storedColumns = storedColumns
 
-        let quoted = SQLScanner.quote(schema.name)
+        let quoted = SQLLexer.quote(schema.name)
         if schema.isVirtual {
             let prefix = schema.name.asciiLowercased + "_"
             shadowTablePrefix = Array(prefix.utf8CString)
@@ -85,7 +85,7 @@ struct TableHookInfo {
         mayFailKeepingChanges =
             definitions?.contains { row in
                 let definition: String? = (try? row[1] as String?) ?? nil
-                return SQLScanner.containsKeyword("FAIL", in: definition ?? "")
+                return SQLLexer.containsKeyword("FAIL", in: definition ?? "")
             } ?? true
         if readsReplaceResolution {
             // Columns of PRAGMA index_list: seq, name, unique, origin, partial.
@@ -97,7 +97,7 @@ struct TableHookInfo {
                 definitions?.contains { row in
                     let type: String? = try? row[0]
                     let definition: String? = (try? row[1] as String?) ?? nil
-                    return type == "table" && SQLScanner.containsKeyword("REPLACE", in: definition ?? "")
+                    return type == "table" && SQLLexer.containsKeyword("REPLACE", in: definition ?? "")
                 } ?? true
         }
     }

@@ -130,7 +130,7 @@ extension Database {
     }
 
     private func readTableSchema(named name: String) throws -> TableSchema? {
-        let quoted = SQLScanner.quote(name)
+        let quoted = SQLLexer.quote(name)
         // Columns of PRAGMA table_list: schema, name, type, ncol, wr, strict.
         // A temporary table hides a main table of the same name, as in SQL.
         let list = try fetchRows(sql: "PRAGMA table_list(\(quoted))")
@@ -146,7 +146,7 @@ extension Database {
                 rowIDName: "rowid")
         }
         let isWithoutRowID: Bool = try entry[4]
-        let qualified = SQLScanner.quote(schemaName) + "."
+        let qualified = SQLLexer.quote(schemaName) + "."
         // Columns of PRAGMA table_xinfo: cid, name, type, notnull, dflt_value,
         // pk, hidden (0 plain, 1 hidden column of a virtual table, 2 and 3
         // generated columns, which `SELECT *` returns).

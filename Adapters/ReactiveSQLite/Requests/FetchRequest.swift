@@ -65,7 +65,7 @@ extension FetchRequest {
         let statement = try db.cachedStatement(sql: sql)
         try statement.setArguments(arguments)
         // Line breaks keep a trailing `--` comment away from the parenthesis.
-        let countSQL = "SELECT COUNT(*) FROM (\n" + SQLScanner.trimmingTrailingSemicolons(statement.sql) + "\n)"
+        let countSQL = "SELECT COUNT(*) FROM (\n" + SQLLexer.trimmingTrailingSemicolons(statement.sql) + "\n)"
         let countStatement: Statement
         do {
             countStatement = try db.cachedStatement(sql: countSQL)

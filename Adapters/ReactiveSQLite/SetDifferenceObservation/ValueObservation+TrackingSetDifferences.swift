@@ -155,7 +155,7 @@ extension ValueObservation {
                 let addedRowID: Bool
                 if case .rowID(column: nil) = schema.primaryKey, let queryInterfaceRequest {
                     // The rowid, last, where records do not look for columns.
-                    let selection = "*, " + SQLScanner.quote(schema.name) + "." + schema.rowIDName
+                    let selection = "*, " + SQLLexer.quote(schema.name) + "." + schema.rowIDName
                     let (sql, arguments) = try queryInterfaceRequest.makeSQL(db, selection: selection)
                     statement = try db.cachedStatement(sql: sql)
                     try statement.setArguments(arguments)
@@ -191,7 +191,7 @@ extension ValueObservation {
     /// `INTEGER PRIMARY KEY` (whose rowids `VACUUM` keeps, unlike the
     /// rowids of a table without one, renumbered without any hook): a
     /// `QueryInterfaceRequest` without limit, whose SQL filters and
-    /// orderings pass `SQLScanner.isRowLocalFragment` (no subquery, no `IN`
+    /// orderings pass `SQLLexer.isRowLocalFragment` (no subquery, no `IN`
     /// a table, no clause smuggled in) and whose statement is row-local
     /// (`Statement.isRowLocal`: one SELECT, only built-in functions of their
     /// arguments). Reading other tables is fine: their events make the
@@ -209,10 +209,10 @@ extension ValueObservation {
     ) -> IncrementalFetch? {
         guard request.limit == nil else { return nil }
         for filter in request.filters {
-            if case .sql(let sql, _) = filter, !SQLScanner.isRowLocalFragment(sql) { return nil }
+            if case .sql(let sql, _) = filter, !SQLLexer.isRowLocalFragment(sql) { return nil }
         }
         for ordering in request.orderings {
-            if case .sql(let sql) = ordering, !SQLScanner.isRowLocalFragment(sql) { return nil }
+            if case .sql(let sql) = ordering, !SQLLexer.isRowLocalFragment(sql) { return nil }
         }
         // The table's schema when the table and the request qualify. Asked
         // when a run starts, and again at each fetch: the table may have
@@ -235,7 +235,7 @@ extension ValueObservation {
             // One statement whatever the number of rows: the rowids are one
             // argument, a JSON array.
             let statement = try request.filter(
-                sql: SQLScanner.quote(schema.name) + "." + schema.rowIDName + " IN (SELECT value FROM json_each(?))",
+                sql: SQLLexer.quote(schema.name) + "." + schema.rowIDName + " IN (SELECT value FROM json_each(?))",
                 arguments: ["[" + rowIDs.map(String.init).joined(separator: ",") + "]"]
             ).prepareStatement(db)
             let changed = try statement.fetchKeyedRows(
