@@ -52,14 +52,14 @@ let package = Package(
         // Adapter: our differences on GRDB's own ValueObservation.
         .target(
             name: "GRDBDifferences",
-            dependencies: ["Differences", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Differences", "DatabaseRegions", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Adapters/GRDBDifferences", swiftSettings: strictWarnings),
 
         // The main job: watch a live query on any database file.
         .executableTarget(
             name: "sqlite-watch",
             dependencies: [
-                "ReactiveSQLite",
+                "ReactiveSQLite", "DatabaseRegions", "Differences",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/sqlite-watch", swiftSettings: strictWarnings),
@@ -88,7 +88,11 @@ let package = Package(
             swiftSettings: strictWarnings),
         .testTarget(
             name: "ReactiveSQLiteCombineTests",
-            dependencies: ["ReactiveSQLiteCombine", "ReactiveSQLite", "TestSupport"],
+            dependencies: [
+                "ReactiveSQLiteCombine", "ReactiveSQLite", "DatabaseRegions", "TestSupport",
+                .product(name: "OpenCombine", package: "OpenCombine",
+                         condition: .when(platforms: openCombinePlatforms)),
+            ],
             swiftSettings: strictWarnings),
         .testTarget(
             name: "GRDBDifferencesTests",

@@ -1,3 +1,4 @@
+import DatabaseRegions
 import Foundation
 import GRDB
 
@@ -10,111 +11,47 @@ import GRDB
 //
 // GRDB's `DatabaseValue` equality compares texts as Swift strings, which
 // makes canonically equivalent texts equal; it has no order. This file
-// compares raw values as SQLite's BINARY collation does.
+// maps GRDB's values to the package's one implementation of SQLite's
+// BINARY collation (`SQLiteBinaryOrder`).
 
 enum RawValueComparison {
     /// Three-way comparison in SQLite's `BINARY` order: negative, zero,
-    /// positive. Numbers compare exactly (an integer above 2^53 is never
-    /// rounded to a Double), texts by UTF-8 bytes, blobs by bytes. A real
-    /// NaN compares as the NULL that SQLite stores for it.
+    /// positive (see `SQLiteBinaryOrder`). A real NaN compares as the NULL
+    /// that SQLite stores for it.
     ///
     /// - Complexity: O(n) for texts and blobs, where n is their byte count.
     static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
-        let lhs = storedStorage(lhs), rhs = storedStorage(rhs)
-        switch (lhs, rhs) {
-        case (.int64(let l), .int64(let r)):
-            return l < r ? -1 : (l == r ? 0 : 1)
-        case (.string(let l), .string(let r)):
-            return compareUTF8(l, r)
-        case (.double(let l), .double(let r)):
-            return l < r ? -1 : (l == r ? 0 : 1)
-        case (.int64(let l), .double(let r)):
-            return -compare(r, l)
-        case (.double(let l), .int64(let r)):
-            return compare(l, r)
-        case (.blob(let l), .blob(let r)):
-            return compareBytes(l, r)
-        default:
-            let l = storageClassRank(lhs), r = storageClassRank(rhs)
-            return l < r ? -1 : (l == r ? 0 : 1)
-        }
+        SQLiteBinaryOrder.compare(
+            rawValue(lhs), rawValue(rhs),
+            texts: { SQLiteBinaryOrder.compare(utf8: $0, $1) },
+            blobs: { l, r in l.withUnsafeBytes { l in r.withUnsafeBytes { r in SQLiteBinaryOrder.compare(l, r) } } })
     }
 
     /// Hashes a raw value consistently with `compare(_:_:) == 0`.
     static func hash(_ value: DatabaseValue, into hasher: inout Hasher) {
-        switch storedStorage(value) {
-        case .null:
-            hasher.combine(0 as UInt8)
-        case .int64(let value):
-            hasher.combine(1 as UInt8)
-            hasher.combine(value)
-        case .double(let value):
-            hasher.combine(1 as UInt8)
-            if let exact = Int64(exactly: value) {
-                hasher.combine(exact)
-            } else {
-                hasher.combine(value)
-            }
-        case .string(var value):
-            hasher.combine(2 as UInt8)
-            value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        case .blob(let value):
-            hasher.combine(3 as UInt8)
-            value.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
+        SQLiteBinaryOrder.hash(
+            rawValue(value), into: &hasher,
+            text: { text, hasher in
+                var text = text
+                text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            },
+            blob: { blob, hasher in blob.withUnsafeBytes { hasher.combine(bytes: $0) } })
     }
 
-    /// The storage of `value` as SQLite stores it: a real NaN is NULL.
+    /// The value as SQLite stores it: a real NaN is NULL.
     ///
     /// SQLite never returns a NaN, but GRDB keeps it in the values that a
     /// record encodes (an initial record of `trackingSetDifferences`), and
     /// comparing a NaN with an integer would trap on the conversion to
     /// `Int64`.
-    private static func storedStorage(_ value: DatabaseValue) -> DatabaseValue.Storage {
-        if case .double(let real) = value.storage, real.isNaN { return .null }
-        return value.storage
-    }
-
-    private static func storageClassRank(_ storage: DatabaseValue.Storage) -> Int {
-        switch storage {
-        case .null: 0
-        case .int64, .double: 1
-        case .string: 2
-        case .blob: 3
+    private static func rawValue(_ value: DatabaseValue) -> SQLiteRawValue<String, Data> {
+        switch value.storage {
+        case .null: .null
+        case .int64(let integer): .integer(integer)
+        case .double(let real): real.isNaN ? .null : .real(real)
+        case .string(let text): .text(text)
+        case .blob(let blob): .blob(blob)
         }
-    }
-
-    /// Compares a real with an integer exactly (no rounding of the integer to
-    /// a Double, which would make 2^53 + 1 equal to 2^53).
-    private static func compare(_ real: Double, _ integer: Int64) -> Int {
-        // Int64 bounds as Doubles: -2^63 is exact, 2^63 is one past Int64.max.
-        if real < -9.223372036854775808e18 { return -1 }
-        if real >= 9.223372036854775808e18 { return 1 }
-        let truncated = real.rounded(.down)
-        let whole = Int64(truncated)
-        if whole != integer { return whole < integer ? -1 : 1 }
-        return real > truncated ? 1 : 0
-    }
-
-    private static func compareUTF8(_ lhs: String, _ rhs: String) -> Int {
-        var lhs = lhs, rhs = rhs
-        return lhs.withUTF8 { l in
-            rhs.withUTF8 { r in compareBuffers(UnsafeRawBufferPointer(l), UnsafeRawBufferPointer(r)) }
-        }
-    }
-
-    private static func compareBytes(_ lhs: Data, _ rhs: Data) -> Int {
-        lhs.withUnsafeBytes { l in rhs.withUnsafeBytes { r in compareBuffers(l, r) } }
-    }
-
-    /// memcmp order, then the shorter first.
-    private static func compareBuffers(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
-        let common = min(lhs.count, rhs.count)
-        if common > 0, let l = lhs.baseAddress, let r = rhs.baseAddress {
-            let result = memcmp(l, r, common)
-            if result != 0 { return result < 0 ? -1 : 1 }
-        }
-        return lhs.count < rhs.count ? -1 : (lhs.count == rhs.count ? 0 : 1)
     }
 }
 
@@ -150,14 +87,9 @@ extension Row {
         return true
     }
 
-    /// SQL column names compare case-insensitively, for ASCII letters only
-    /// (as SQLite does).
+    /// SQL column names compare as SQLite compares identifiers (see
+    /// `SQLiteIdentifier`).
     static func columnNamesAreEqual(_ lhs: String, _ rhs: String) -> Bool {
-        if lhs == rhs { return true }
-        return lhs.utf8.elementsEqual(rhs.utf8) { asciiLowercase($0) == asciiLowercase($1) }
-    }
-
-    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+        SQLiteIdentifier.areEqual(lhs, rhs)
     }
 }

@@ -1,12 +1,11 @@
 // The one place where the adapter chooses its reactive framework: Apple's
 // Combine where it exists, OpenCombine (the same API, open source)
-// elsewhere. Both are re-exported, so that `import ReactiveSQLiteCombine`
-// gives `sink`, `AnyCancellable` and every operator on every platform,
-// without a `#if` in the code of users.
+// elsewhere. Nothing is re-exported: an app imports the framework it
+// subscribes with (`import Combine`, or `import OpenCombine` on Linux).
 #if canImport(Combine)
-@_exported import Combine
+import Combine
 #else
-@_exported import OpenCombine
+import OpenCombine
 #endif
 
 /// A namespace for the publishers of ReactiveSQLite observations.

@@ -5,6 +5,7 @@ import OpenCombine
 #endif
 import Foundation
 import ReactiveSQLite
+import DatabaseRegions
 
 extension DatabaseRegionObservation {
     /// A publisher of the writer's `Database`, on the writer's queue, right

@@ -30,7 +30,7 @@ extension ValueObservation {
     /// (one at most: never an unbounded buffer), and delivered as soon as
     /// demand comes, on the scheduler's queue too: asynchronously, or during
     /// the `request(_:)` call that brings demand when it is made there (on
-    /// the main thread with `.immediate`; anywhere with `.task`, whose
+    /// the main thread with `.immediate`; anywhere with `.observationQueue`, whose
     /// queue is the observation's own). Intermediate values are dropped,
     /// never the last one. With `.immediate`, a subscriber that requests
     /// demand when it receives the subscription (as `sink` does) gets the

@@ -19,6 +19,7 @@
 //
 // It exits with status 1 when a count is not the one the payloads call for.
 
+import Differences
 import Foundation
 import ReactiveSQLite
 

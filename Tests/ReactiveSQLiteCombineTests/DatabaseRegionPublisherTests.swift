@@ -3,6 +3,11 @@ import ReactiveSQLite
 import ReactiveSQLiteCombine
 import TestSupport
 import Testing
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 /// `DatabaseRegionObservation.publisher(in:)`: the writer's `Database`, on
 /// the writer's queue, right after each committed transaction that modified

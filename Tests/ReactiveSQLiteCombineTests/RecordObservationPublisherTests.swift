@@ -1,6 +1,11 @@
 import ReactiveSQLite
 import ReactiveSQLiteCombine
 import Testing
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 /// `RecordObservation.publisher(in:scheduling:)`: the record's values, then
 /// the end when the record is deleted.
@@ -9,7 +14,7 @@ import Testing
     func publishesTheRecordThenFinishesWhenItIsDeleted(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let subscriber = RecordingSubscriber<Player>()
-        RecordObservation<Player>(key: 1).publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        RecordObservation<Player>(key: 1).publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         defer { subscriber.cancel() }
         try await subscriber.events.wait(for: 1)
         try test.writer.writeSQL("UPDATE player SET name = 'Barbara' WHERE id = 2")  // another row
@@ -31,7 +36,7 @@ import Testing
     func finishesAtOnceWhenTheRecordDoesNotExist(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let subscriber = RecordingSubscriber<Player>()
-        RecordObservation<Player>(key: 42).publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        RecordObservation<Player>(key: 42).publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         let events = try await subscriber.events.wait(for: 1)
         guard case .finished = events[0] else {
             Issue.record("expected the end, got \(events)")
@@ -45,7 +50,7 @@ import Testing
     func theEndNeedsNoDemand(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let subscriber = RecordingSubscriber<Player>(initialDemand: .none)
-        RecordObservation<Player>(key: 1).publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        RecordObservation<Player>(key: 1).publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         defer { subscriber.cancel() }
         try test.writer.writeSQL("UPDATE player SET name = 'Art' WHERE id = 1")
         try test.writer.writeSQL("DELETE FROM player WHERE id = 1")
@@ -62,7 +67,7 @@ import Testing
     func failsWithTheObservationsError(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let subscriber = RecordingSubscriber<Player>()
-        RecordObservation<Player>(key: 1).publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        RecordObservation<Player>(key: 1).publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         defer { subscriber.cancel() }
         try await subscriber.events.wait(for: 1)
         try test.writer.writeSQL("DROP TABLE player")

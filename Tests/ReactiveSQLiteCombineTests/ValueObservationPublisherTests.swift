@@ -4,6 +4,11 @@ import ReactiveSQLite
 import ReactiveSQLiteCombine
 import TestSupport
 import Testing
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 /// `ValueObservation.publisher(in:scheduling:)`: the scenarios of the
 /// observation engine, through a publisher and a recording subscriber that
@@ -47,7 +52,7 @@ import Testing
     func rolledBackChangesAreNotPublished(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL + "CREATE TABLE other (id INTEGER PRIMARY KEY);")
         let subscriber = RecordingSubscriber<Int>()
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         defer { subscriber.cancel() }
         try await subscriber.events.wait(for: 1)
         try test.writer.writeSQLWithoutTransaction("""
@@ -67,7 +72,7 @@ import Testing
     func failsWithTheObservationsError(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let subscriber = RecordingSubscriber<Int>()
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         defer { subscriber.cancel() }
         try await subscriber.events.wait(for: 1)
         try test.writer.writeSQL("DROP TABLE player")
@@ -87,7 +92,7 @@ import Testing
     func failsAtOnceWhenTheFirstFetchFails(kind: DatabaseKind) async throws {
         let test = try kind.make()
         let subscriber = RecordingSubscriber<Int>()
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         let events = try await subscriber.events.wait(for: 1)
         guard case .failure(let error) = events[0] else {
             Issue.record("expected a failure, got \(events)")
@@ -103,7 +108,7 @@ import Testing
     func demandOfOneAtATime(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let subscriber = RecordingSubscriber<Int>(initialDemand: .max(1))
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         defer { subscriber.cancel() }
         #expect(try await subscriber.events.wait(for: 1).values == [3])
         for id in 4...6 {
@@ -118,7 +123,7 @@ import Testing
     func demandFromEachValue(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let subscriber = RecordingSubscriber<Int>(initialDemand: .max(1), demandPerValue: .max(1))
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         defer { subscriber.cancel() }
         try await subscriber.events.wait(for: 1)
         for id in 4...6 {
@@ -241,7 +246,7 @@ import Testing
         let token = LifetimeToken()
         let publisher = playerCount
             .map { count in withExtendedLifetime(token) { count } }
-            .publisher(in: writer, scheduling: .task)
+            .publisher(in: writer, scheduling: .observationQueue)
         return (publisher, WeakReference(token))
     }
 
@@ -259,7 +264,7 @@ import Testing
         }()
         try await subscriber!.events.wait(for: 1)
         let witness = RecordingSubscriber<Int>()
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(witness)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(witness)
         defer { witness.cancel() }
         try await witness.events.wait(for: 1)
 
@@ -302,9 +307,9 @@ import Testing
         let subscriber = RecordingSubscriber<Int> { value, subscriber in
             if value == 4 { subscriber.cancel() }
         }
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(subscriber)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(subscriber)
         let witness = RecordingSubscriber<Int>()
-        playerCount.publisher(in: test.writer, scheduling: .task).subscribe(witness)
+        playerCount.publisher(in: test.writer, scheduling: .observationQueue).subscribe(witness)
         defer { witness.cancel() }
         try await subscriber.events.wait(for: 1)
         try await witness.events.wait(for: 1)
@@ -319,7 +324,7 @@ import Testing
     @Test(arguments: DatabaseKind.allCases)
     func eachSubscriptionRunsItsOwnObservation(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
-        let publisher = playerCount.publisher(in: test.writer, scheduling: .task)
+        let publisher = playerCount.publisher(in: test.writer, scheduling: .observationQueue)
         let first = RecordingSubscriber<Int>()
         let second = RecordingSubscriber<Int>()
         publisher.subscribe(first)
@@ -343,7 +348,7 @@ import Testing
     func concurrentSubscriptionsDemandsAndCancellations(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: playerSchemaSQL)
         let writer = test.writer
-        let publisher = playerCount.publisher(in: writer, scheduling: .task)
+        let publisher = playerCount.publisher(in: writer, scheduling: .observationQueue)
         let subscriberCount = 24
         let subscribers = (0..<subscriberCount).map { index in
             RecordingSubscriber<Int>(initialDemand: index.isMultiple(of: 2) ? .unlimited : .none)

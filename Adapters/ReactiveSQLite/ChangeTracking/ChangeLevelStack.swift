@@ -161,7 +161,7 @@ struct ChangeLevelStack {
     /// The most recent savepoint with this name (case-insensitive, as SQLite).
     private func savepointIndex(named name: String) -> Int? {
         levels.lastIndex { level in
-            if case .savepoint(let levelName) = level.kind { return levelName.asciiCaseInsensitiveEquals(name) }
+            if case .savepoint(let levelName) = level.kind { return levelName.isSameIdentifier(as: name) }
             return false
         }
     }

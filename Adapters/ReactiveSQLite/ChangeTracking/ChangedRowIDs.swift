@@ -26,7 +26,7 @@ enum ChangedRowIDs: Sendable, Equatable {
     /// - Complexity: Expected O(1), plus the comparison of the table names.
     mutating func insert(_ rowID: Int64?, ofTable table: String) {
         guard case .rowIDs(let trackedTable, var rowIDs) = self, let rowID,
-            table.asciiCaseInsensitiveEquals(trackedTable), rowIDs.count < Self.maximumCount
+            table.isSameIdentifier(as: trackedTable), rowIDs.count < Self.maximumCount
         else {
             self = .unknown
             return
@@ -42,7 +42,7 @@ enum ChangedRowIDs: Sendable, Equatable {
     /// - Complexity: O(m), where m is the number of rowids of `other`.
     mutating func formUnion(_ other: ChangedRowIDs) {
         guard case .rowIDs(let table, var rowIDs) = self, case .rowIDs(let otherTable, let otherRowIDs) = other,
-            table.asciiCaseInsensitiveEquals(otherTable), rowIDs.count + otherRowIDs.count <= Self.maximumCount
+            table.isSameIdentifier(as: otherTable), rowIDs.count + otherRowIDs.count <= Self.maximumCount
         else {
             self = .unknown
             return

@@ -86,7 +86,7 @@ struct StatementEffects {
             if argument4 != nil { writesThroughTriggers = true }
         case SQLITE_UPDATE:
             guard let argument1 else { return }
-            let column = argument2.map { String(cString: $0).asciiLowercased }
+            let column = argument2.map { String(cString: $0).lowercasedIdentifier }
             withWrites(argument1) { writes in
                 if let column { writes.updatedColumns.insert(column) }
                 if argument4 != nil { writes.isWrittenByTrigger = true }

@@ -45,10 +45,10 @@ struct TableHookInfo {
     /// When some of it cannot be read, assumes the worst: potential changes
     /// are notified, never missed.
     init(schema: TableSchema, database: Database, readsReplaceResolution: Bool) {
-        columns = schema.columns.map(\.asciiLowercased)
+        columns = schema.columns.map(\.lowercasedIdentifier)
         withoutRowID = schema.isWithoutRowID
         var rowIDColumns: Set<String> = schema.isWithoutRowID ? [] : ["rowid"]
-        if case .rowID(let column?) = schema.primaryKey { rowIDColumns.insert(column.asciiLowercased) }
+        if case .rowID(let column?) = schema.primaryKey { rowIDColumns.insert(column.lowercasedIdentifier) }
         self.rowIDColumns = rowIDColumns
         generatedColumns = columns.filter { schema.generatedColumns[$0] != nil }
         virtualColumns = columns.filter { schema.generatedColumns[$0] == false }
@@ -65,14 +65,14 @@ struct TableHookInfo {
 
         let quoted = SQLLexer.quote(schema.name)
         if schema.isVirtual {
-            let prefix = schema.name.asciiLowercased + "_"
+            let prefix = schema.name.lowercasedIdentifier + "_"
             shadowTablePrefix = Array(prefix.utf8CString)
             // Columns of PRAGMA table_list: schema, name, type, ncol, wr, strict.
             hasShadowTables =
                 (try? database.fetchRows(sql: "PRAGMA table_list").contains { row in
                     let type: String? = try? row[2]
                     let name: String? = try? row[1]
-                    return type == "shadow" && name?.asciiLowercased.hasPrefix(prefix) == true
+                    return type == "shadow" && name?.lowercasedIdentifier.hasPrefix(prefix) == true
                 }) ?? false
         }
         // A temporary table hides a main one of the same name: look at both.

@@ -220,7 +220,7 @@ final class TransactionObserverBroker {
         mark(impactedBy: markedEvent ?? event)
         guard !current.userObservers.isEmpty,
             let observers = current.userObservers[
-                StatementContext.UserObserverInterest(table: event.kind.tableName.asciiLowercased, operation: operation)]
+                StatementContext.UserObserverInterest(table: event.kind.tableName.lowercasedIdentifier, operation: operation)]
         else { return }
         // Buffered in the statement's level: delivered when nothing can undo it.
         for observer in observers { levels.buffer(event, for: observer) }
@@ -371,7 +371,7 @@ final class TransactionObserverBroker {
         userObservers.removeAll { $0.observer == nil }
         var interests: [StatementContext.UserObserverInterest: [any TransactionObserver]] = [:]
         for writes in effects.writes {
-            let table = writes.name.asciiLowercased
+            let table = writes.name.lowercasedIdentifier
             var kinds: [(Int32, DatabaseEventKind)] = []
             if writes.inserts { kinds.append((SQLITE_INSERT, .insert(tableName: writes.name))) }
             if writes.deletes { kinds.append((SQLITE_DELETE, .delete(tableName: writes.name))) }
@@ -402,7 +402,7 @@ final class TransactionObserverBroker {
     }
 
     private func hookInfo(forTable name: String) -> TableHookInfo? {
-        let key = name.asciiLowercased
+        let key = name.lowercasedIdentifier
         if let info = tableInfos[key] { return info }
         guard let schema = try? database.tableSchema(named: name), !schema.isView else { return nil }
         let info = TableHookInfo(schema: schema, database: database, readsReplaceResolution: !usesPreUpdateHook)

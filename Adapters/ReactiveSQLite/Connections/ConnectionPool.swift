@@ -31,9 +31,9 @@ final class ConnectionPool: Sendable {
         case closed
     }
 
-    /// Behind an `ObservationLock` rather than a `Synchronization.Mutex`,
-    /// whose hand-overs the thread sanitizer cannot see (see `ObservationLock`).
-    private let state = ObservationLock(State())
+    /// Behind an `LockedState` rather than a `Synchronization.Mutex`,
+    /// whose hand-overs the thread sanitizer cannot see (see `LockedState`).
+    private let state = LockedState(State())
     private let maximumCount: Int
     private let makeConnection: @Sendable (_ index: Int) throws -> SerializedDatabase
     private let closedError: @Sendable () -> any Error
@@ -62,7 +62,7 @@ final class ConnectionPool: Sendable {
     /// - Throws: The error of opening a connection, or `closedError()` when
     ///   the pool is closed (before or while waiting).
     func acquire() throws -> SerializedDatabase {
-        let slot = ObservationLock<Result<SerializedDatabase, any Error>?>(nil)
+        let slot = LockedState<Result<SerializedDatabase, any Error>?>(nil)
         let semaphore = DispatchSemaphore(value: 0)
         switch reserve(orEnqueue: { result in
             slot.withLock { $0 = result }

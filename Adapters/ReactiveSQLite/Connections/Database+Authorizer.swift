@@ -152,7 +152,7 @@ final class RegionRecorder {
             // argument1: table, argument2: column, argument3: database,
             // argument4: the innermost trigger or view responsible, if any.
             guard let argument1 else { return }
-            let key = String(cString: argument1).asciiLowercased
+            let key = String(cString: argument1).lowercasedIdentifier
             switch key {
             case "sqlite_master", "sqlite_temp_master", "sqlite_schema", "sqlite_temp_schema":
                 return
@@ -161,7 +161,7 @@ final class RegionRecorder {
             }
             var entry = reads[key] ?? TableReads(name: String(cString: argument1), columns: [])
             if let argument2, argument2.pointee != 0 {
-                entry.columns?.insert(String(cString: argument2).asciiLowercased)
+                entry.columns?.insert(String(cString: argument2).lowercasedIdentifier)
             } else {
                 entry.columns = nil
             }
@@ -177,7 +177,7 @@ final class RegionRecorder {
             selectCount += 1
         case SQLITE_FUNCTION:
             // argument2: the function name.
-            if let argument2, !Self.rowLocalFunctions.contains(String(cString: argument2).asciiLowercased) {
+            if let argument2, !Self.rowLocalFunctions.contains(String(cString: argument2).lowercasedIdentifier) {
                 callsOtherFunctions = true
             }
         case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
@@ -217,7 +217,7 @@ final class RegionRecorder {
             }
             var columns = entry.columns
             if let readColumns = columns {
-                let tableColumns = Set(schema.columns.map(\.asciiLowercased))
+                let tableColumns = Set(schema.columns.map(\.lowercasedIdentifier))
                 // Every column read, or a name that is not a column (`rowid`
                 // of a table without alias, a hidden column of a virtual
                 // table): the whole table.

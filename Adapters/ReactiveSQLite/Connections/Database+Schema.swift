@@ -63,7 +63,7 @@ extension Database {
     ///
     /// - Complexity: O(1) when cached (a hash of the name).
     func tableSchema(named name: String) throws -> TableSchema? {
-        let key = name.asciiLowercased
+        let key = name.lowercasedIdentifier
         if let cached = schemaCache.tables[key] { return cached }
         try refreshSchemaCacheIfNeeded()
         let schema = try readTableSchema(named: name)
@@ -158,7 +158,7 @@ extension Database {
             if hidden == 1 { continue }
             let column: String = try row[1]
             columns.append(column)
-            if hidden == 2 || hidden == 3 { generatedColumns[column.asciiLowercased] = hidden == 3 }
+            if hidden == 2 || hidden == 3 { generatedColumns[column.lowercasedIdentifier] = hidden == 3 }
             let position: Int = try row[5]
             if position > 0 { keyColumns.append((position, column, try row[2])) }
         }
@@ -168,7 +168,7 @@ extension Database {
             primaryKey = .columns(keyColumns.map(\.name))
         } else if keyColumns.isEmpty {
             primaryKey = .rowID(column: nil)
-        } else if keyColumns.count == 1, keyColumns[0].type.asciiLowercased == "integer",
+        } else if keyColumns.count == 1, keyColumns[0].type.lowercasedIdentifier == "integer",
             try !hasPrimaryKeyIndex(qualified: qualified, quotedTable: quoted)
         {
             // > a PRIMARY KEY column only becomes an integer primary key if the
@@ -186,7 +186,7 @@ extension Database {
         // https://www.sqlite.org/lang_createtable.html#rowid
         let rowIDName =
             ["rowid", "_rowid_", "oid"].first { candidate in
-                !columns.contains { $0.asciiCaseInsensitiveEquals(candidate) }
+                !columns.contains { $0.isSameIdentifier(as: candidate) }
             } ?? "rowid"
         return TableSchema(
             name: tableName, isView: false, isWithoutRowID: isWithoutRowID, columns: columns,

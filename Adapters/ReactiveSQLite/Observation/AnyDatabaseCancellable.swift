@@ -5,12 +5,12 @@
 /// under way on another thread is waited for first), and the observation
 /// releases its resources.
 public final class AnyDatabaseCancellable: Sendable {
-    private let onCancel: ObservationLock<(@Sendable () -> Void)?>
+    private let onCancel: LockedState<(@Sendable () -> Void)?>
 
     /// Creates a cancellable that runs `cancel` once, on the first call to
     /// `cancel()` or on deinit.
     public init(cancel: @escaping @Sendable () -> Void) {
-        onCancel = ObservationLock(cancel)
+        onCancel = LockedState(cancel)
     }
 
     deinit {

@@ -92,7 +92,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         /// poll asks for another check, changed or not.
         var isCheckDue = false
     }
-    private let state = ObservationLock(State())
+    private let state = LockedState(State())
 
     /// A watcher for a database whose configuration observes external
     /// changes, or nil: for a configuration that does not, and for an

@@ -153,7 +153,7 @@ final class CancellableHolder: Sendable {
         weak var cancellable: AnyDatabaseCancellable?
         var isCancelled = false
     }
-    private let state = ObservationLock(State())
+    private let state = LockedState(State())
 
     func set(_ cancellable: AnyDatabaseCancellable) {
         let cancelNow = state.withLock { state -> Bool in

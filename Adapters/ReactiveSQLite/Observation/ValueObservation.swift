@@ -31,7 +31,7 @@ package struct IncrementalFetch: Sendable {
 /// check that an observation refetches only changed rows when it should,
 /// and never when it should not.
 package final class IncrementalFetchStatistics: Sendable {
-    private let count = ObservationLock(0)
+    private let count = LockedState(0)
 
     /// The number of fetches that were incremental.
     package var incrementalFetchCount: Int { count.withLock { $0 } }

@@ -6,7 +6,7 @@ public struct ValueObservationScheduler: Sendable {
     enum Kind: Sendable {
         case immediate
         case async(DispatchQueue)
-        case task
+        case observationQueue
     }
 
     let kind: Kind
@@ -28,7 +28,7 @@ public struct ValueObservationScheduler: Sendable {
     /// Every value is delivered asynchronously, in order, on a serial queue
     /// of the observation's own, off the main thread: for async contexts,
     /// where values are handed to a task (as `values(in:)` does).
-    public static let task = ValueObservationScheduler(kind: .task)
+    public static let observationQueue = ValueObservationScheduler(kind: .observationQueue)
 }
 
 extension ValueObservationScheduler {
@@ -58,7 +58,7 @@ extension ValueObservationScheduler {
     ///   the caller runs on `queue` cannot be told).
     /// - `.immediate`: synchronously on the main thread, else asynchronously
     ///   on the main queue.
-    /// - `.task`: synchronously: its queue is the observation's own, and
+    /// - `.observationQueue`: synchronously: its queue is the observation's own, and
     ///   promises no thread.
     package func runOnDeliveryQueue(_ body: @escaping @Sendable () -> Void) {
         switch kind {
@@ -70,7 +70,7 @@ extension ValueObservationScheduler {
             } else {
                 DispatchQueue.main.async(execute: body)
             }
-        case .task:
+        case .observationQueue:
             body()
         }
     }

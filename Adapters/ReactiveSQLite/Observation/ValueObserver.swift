@@ -71,7 +71,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         /// The value of the latest fetch, for an incremental fetch.
         var lastFetched: (any Sendable)?
     }
-    private let fetchState = ObservationLock(FetchState())
+    private let fetchState = LockedState(FetchState())
 
     init(
         observation: ValueObservation<Value>,
@@ -364,7 +364,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     private func deliver(_ body: @escaping @Sendable () -> Void) {
         switch scheduler.kind {
-        case .task:
+        case .observationQueue:
             gate.deliver(body)
         case .async(let queue):
             queue.async { [gate] in gate.deliver(body) }
@@ -500,7 +500,7 @@ extension ValueObservation {
         let host = reader.observationHost
         return AsyncValueObservation(bufferingPolicy: bufferingPolicy) { continuation in
             ValueObserver(
-                observation: self, host: host, scheduler: .task,
+                observation: self, host: host, scheduler: .observationQueue,
                 onError: { continuation.finish(throwing: $0) },
                 onChange: { continuation.yield($0) }
             ).startWithoutWaiting()

@@ -234,7 +234,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
             var key: [DatabaseValue] = []
             key.reserveCapacity(columns.count)
             for column in columns {
-                guard let value = namedValues.first(where: { $0.key.asciiCaseInsensitiveEquals(column) })?.value else {
+                guard let value = namedValues.first(where: { $0.key.isSameIdentifier(as: column) })?.value else {
                     break
                 }
                 key.append(value)

@@ -82,7 +82,7 @@ final class KeyedRows: Sendable {
     func hasSameKey(as other: KeyedRows) -> Bool {
         keyIndices.count == other.keyIndices.count
             && zip(keyIndices, other.keyIndices).allSatisfy { index, otherIndex in
-                layout.columnNames[index].asciiLowercased == other.layout.columnNames[otherIndex].asciiLowercased
+                layout.columnNames[index].lowercasedIdentifier == other.layout.columnNames[otherIndex].lowercasedIdentifier
             }
     }
 
@@ -172,7 +172,7 @@ final class KeyedRowsHint: Sendable {
         weak var rows: KeyedRows?
     }
 
-    private let storage = ObservationLock(Storage())
+    private let storage = LockedState(Storage())
 
     init() {}
 

@@ -271,12 +271,12 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         entries.reserveCapacity(initialRecords.count)
         for (record, columns) in initialRecords {
             var valueByName: [String: DatabaseValue] = [:]
-            for (name, value) in columns { valueByName[name.asciiLowercased] = value }
+            for (name, value) in columns { valueByName[name.lowercasedIdentifier] = value }
             var values: [DatabaseValue] = []
             values.reserveCapacity(columnNames.count)
             var isIncomparable = false
             for (index, name) in columnNames.enumerated() {
-                var value = valueByName[name.asciiLowercased]
+                var value = valueByName[name.lowercasedIdentifier]
                 if value == nil, index == columnNames.count - 1, rows.recordLayout != nil {
                     // The rowid the observation added: under any of its names.
                     value = ["rowid", "_rowid_", "oid"].lazy.compactMap { valueByName[$0] }.first

@@ -1,3 +1,4 @@
+import DatabaseRegions
 import Foundation
 internal import CSQLite
 
@@ -80,14 +81,9 @@ extension Statement {
         return true
     }
 
-    /// memcmp order, then the shorter first: SQLite's `BINARY` collation.
+    /// SQLite's `BINARY` order of `count` bytes at `bytes` and `other`.
     @inline(__always)
     private static func compareBytes(_ bytes: UnsafeRawPointer?, _ count: Int, _ other: UnsafeRawBufferPointer) -> Int {
-        let common = min(count, other.count)
-        if common > 0, let bytes, let otherBytes = other.baseAddress {
-            let result = memcmp(bytes, otherBytes, common)
-            if result != 0 { return result < 0 ? -1 : 1 }
-        }
-        return count < other.count ? -1 : (count == other.count ? 0 : 1)
+        SQLiteBinaryOrder.compare(UnsafeRawBufferPointer(start: count > 0 ? bytes : nil, count: bytes == nil ? 0 : count), other)
     }
 }

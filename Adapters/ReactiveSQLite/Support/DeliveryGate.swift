@@ -10,7 +10,7 @@ final class DeliveryGate: @unchecked Sendable {
     private var isCancelled = false
     private var deliveringThread: pthread_t?
 
-    /// Whether `cancel()` was called.
+    /// Whether deliveries may still run: true until `cancel()` is called.
     var isOpen: Bool {
         condition.lock()
         defer { condition.unlock() }

@@ -154,17 +154,17 @@ final class RowLayout: Sendable {
         self.columnNames = columnNames
         self.sql = sql
         var index: [String: Int] = [:]
-        for (offset, name) in columnNames.enumerated() where index[name.asciiLowercased] == nil {
-            index[name.asciiLowercased] = offset
+        for (offset, name) in columnNames.enumerated() where index[name.lowercasedIdentifier] == nil {
+            index[name.lowercasedIdentifier] = offset
         }
         self.indexByLowercasedName = index
-        self.isLeftmost = columnNames.indices.map { index[columnNames[$0].asciiLowercased] == $0 }
+        self.isLeftmost = columnNames.indices.map { index[columnNames[$0].lowercasedIdentifier] == $0 }
     }
 
     /// The leftmost column with this name, ASCII case-insensitive.
     @usableFromInline
     func index(ofColumn name: String) -> Int? {
-        indexByLowercasedName[name.asciiLowercased]
+        indexByLowercasedName[name.lowercasedIdentifier]
     }
 
     /// The index of `name`, trying `hint` first: decoding a record usually
@@ -176,7 +176,7 @@ final class RowLayout: Sendable {
     func index(ofColumn name: String, hint: Int) -> Int? {
         if hint >= 0, hint < columnNames.count, isLeftmost[hint] {
             let column = columnNames[hint]
-            if column == name || column.asciiCaseInsensitiveEquals(name) { return hint }
+            if column == name || column.isSameIdentifier(as: name) { return hint }
         }
         return index(ofColumn: name)
     }
@@ -185,23 +185,5 @@ final class RowLayout: Sendable {
     /// in order: the names a lookup can find.
     var distinctColumnNames: [String] {
         columnNames.indices.filter { isLeftmost[$0] }.map { columnNames[$0] }
-    }
-}
-
-extension String {
-    /// The string with ASCII letters lowercased, other characters unchanged
-    /// (SQLite's case-insensitivity for identifiers).
-    var asciiLowercased: String {
-        guard utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return self }
-        return String(decoding: utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
-    }
-
-    /// Equality ignoring the case of ASCII letters.
-    func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && utf8.elementsEqual(other.utf8) { a, b in
-            let a = a >= UInt8(ascii: "A") && a <= UInt8(ascii: "Z") ? a + 32 : a
-            let b = b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") ? b + 32 : b
-            return a == b
-        }
     }
 }

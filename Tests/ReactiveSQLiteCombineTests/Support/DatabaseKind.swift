@@ -1,6 +1,11 @@
 import Foundation
 import ReactiveSQLite
 import Testing
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 // A copy of the minimum of Tests/ReactiveSQLiteTests/Support/DatabaseKind.swift
 // (test targets cannot share it): the three kinds of database every

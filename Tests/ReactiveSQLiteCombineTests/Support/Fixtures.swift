@@ -1,6 +1,11 @@
 import Dispatch
 import ReactiveSQLite
 import ReactiveSQLiteCombine
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 /// A player: table `player`.
 struct Player: FetchableRecord, TableRecord, Equatable, Sendable {

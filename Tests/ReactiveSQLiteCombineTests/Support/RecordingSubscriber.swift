@@ -3,6 +3,11 @@ import ReactiveSQLite
 import ReactiveSQLiteCombine
 import TestSupport
 import Testing
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 /// What a publisher sent to a subscriber.
 enum PublisherEvent<Value: Sendable>: Sendable {

@@ -69,7 +69,7 @@ import Testing
         let writer = test.writer
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM person"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -102,7 +102,7 @@ import Testing
         let writer = test.writer
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM person"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try writer.writeSQL("UPDATE person SET name = name")
         try writer.writeSQL("DELETE FROM person")
@@ -127,7 +127,7 @@ import Testing
         defer { regionCancellable.cancel() }
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM ta"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -286,7 +286,7 @@ import Testing
         defer { regionCancellable.cancel() }
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM child"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -317,7 +317,7 @@ import Testing
         defer { regionCancellable.cancel() }
         let recorder = Recorder<[String]>()
         let cancellable = ValueObservation.trackingAll(SQLRequest<String>(sql: "SELECT message FROM audit ORDER BY id"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -343,11 +343,11 @@ import Testing
         defer { regionCancellable.cancel() }
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(ObservedPlayer.all())
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         let row = Recorder<ObservedPlayer?>()
         let rowCancellable = ValueObservation.trackingOne(ObservedPlayer.filter(key: 2))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: row.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: row.append)
         defer { rowCancellable.cancel() }
         try await recorder.wait(for: 1)
         try await row.wait(for: 1)

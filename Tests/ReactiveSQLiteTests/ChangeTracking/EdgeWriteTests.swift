@@ -602,7 +602,7 @@ import Testing
             let regionCalls = ChangeCounter()
             // An error after close() is not what this test is about.
             var cancellables: [AnyDatabaseCancellable] = [
-                ValueObservation.trackingCount(ObservedPlayer.all()).start(in: writer, scheduling: .task) { _ in
+                ValueObservation.trackingCount(ObservedPlayer.all()).start(in: writer, scheduling: .observationQueue) { _ in
                 } onChange: { count in
                     withExtendedLifetime(valueToken) { values.append(count) }
                 },
@@ -683,7 +683,7 @@ import Testing
         }
         let records = Recorder<RenumberedRow>()
         let deletions = Recorder<Bool>()
-        let recordCancellable = RecordObservation<RenumberedRow>(key: 4).start(in: writer, scheduling: .task) {
+        let recordCancellable = RecordObservation<RenumberedRow>(key: 4).start(in: writer, scheduling: .observationQueue) {
             Issue.record($0)
         } onDeletion: {
             deletions.append(true)
@@ -869,7 +869,7 @@ struct EdgeCase<Variant: Sendable & CustomTestStringConvertible>: Sendable, Cust
     }
 }
 
-/// A value observation of a test, delivering with the `.task` scheduler,
+/// A value observation of a test, delivering with the `.observationQueue` scheduler,
 /// and the fetch whose result the state of its values must reach after
 /// each commit: its last value, or what its differences lead to.
 final class FreshValueProbe<Value: Sendable, State: Equatable & Sendable>: Sendable {
@@ -889,7 +889,7 @@ final class FreshValueProbe<Value: Sendable, State: Equatable & Sendable>: Senda
         self.fetch = fetch
         self.state = state
         let recorder = self.recorder
-        cancellable = observation.start(in: writer, scheduling: .task) { error in
+        cancellable = observation.start(in: writer, scheduling: .observationQueue) { error in
             Issue.record(error, "\(name)", sourceLocation: sourceLocation)
         } onChange: { value in
             recorder.append(value)

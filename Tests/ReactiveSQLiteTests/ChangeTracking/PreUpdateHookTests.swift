@@ -21,7 +21,7 @@ import Testing
         }
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.trackingAll(SQLRequest<Int>(sql: "SELECT score FROM player ORDER BY id"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -65,7 +65,7 @@ import Testing
         defer { cCancellable.cancel() }
         let recorder = Recorder<[String]>()
         let cancellable = ValueObservation.trackingAll(SQLRequest<String>(sql: "SELECT c FROM pair ORDER BY a, b"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
         let log = EventLog()
@@ -115,7 +115,7 @@ import Testing
         let writer = test.writer
         let oldRecord = Recorder<ObservedPlayer>()
         let deletions = Recorder<Bool>()
-        let oldCancellable = RecordObservation<ObservedPlayer>(key: 7).start(in: writer, scheduling: .task) {
+        let oldCancellable = RecordObservation<ObservedPlayer>(key: 7).start(in: writer, scheduling: .observationQueue) {
             Issue.record($0)
         } onDeletion: {
             deletions.append(true)
@@ -125,7 +125,7 @@ import Testing
         defer { oldCancellable.cancel() }
         let newRow = Recorder<ObservedPlayer?>()
         let newCancellable = ValueObservation.trackingOne(ObservedPlayer.filter(key: 10))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: newRow.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: newRow.append)
         defer { newCancellable.cancel() }
         let (otherRow, otherCancellable) = countChanges(in: writer, of: [ObservedPlayer.filter(key: 2)])
         defer { otherCancellable.cancel() }
@@ -171,7 +171,7 @@ import Testing
         defer { firstCancellable.cancel() }
         let memberOne = Recorder<Row?>()
         let cancellable = ValueObservation.trackingOne(SQLRequest<Row>(sql: "SELECT id, name FROM member WHERE rowid = 1"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: memberOne.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: memberOne.append)
         defer { cancellable.cancel() }
         let rowOne = Recorder<Bool>()
         let rowCancellable = DatabaseRegionObservation(tracking: DatabaseRegion(table: "member", rowIDs: [1]))
@@ -241,7 +241,7 @@ import Testing
             defer { rowCancellable.cancel() }
             let memberOne = Recorder<String?>()
             let cancellable = ValueObservation.trackingOne(SQLRequest<String>(sql: "SELECT name FROM member WHERE id = 1"))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: memberOne.append)
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: memberOne.append)
             defer { cancellable.cancel() }
             try await memberOne.wait(for: 1)
 

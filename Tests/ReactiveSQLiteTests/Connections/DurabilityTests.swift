@@ -1,3 +1,4 @@
+import DatabaseRegions
 import Foundation
 import ReactiveSQLite
 import Synchronization

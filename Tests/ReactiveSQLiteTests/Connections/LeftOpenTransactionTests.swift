@@ -104,7 +104,7 @@ import Testing
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.tracking { db in
             try SQLRequest<Int>(sql: "SELECT id FROM t ORDER BY id").fetchAll(db)
-        }.start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        }.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         #expect(try await recorder.wait(for: 1) == [[]])
         try writer.writeSQL("INSERT INTO t VALUES (2)")

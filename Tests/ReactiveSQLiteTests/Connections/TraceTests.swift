@@ -74,7 +74,7 @@ import Testing
         }
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM t"))
-            .start(in: test.writer, scheduling: .task) { Issue.record($0) } onChange: { recorder.append($0) }
+            .start(in: test.writer, scheduling: .observationQueue) { Issue.record($0) } onChange: { recorder.append($0) }
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
         try await test.writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }

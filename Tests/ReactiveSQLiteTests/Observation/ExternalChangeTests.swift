@@ -94,7 +94,7 @@ import Testing
         let fixture = try Fixture(setup)
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.trackingAll(Self.scores)
-            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         #expect(try await recorder.wait(for: 1) == [[100, 200, 150]])
 
@@ -112,7 +112,7 @@ import Testing
         let fixture = try Fixture(setup)
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM player"))
-            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -146,10 +146,10 @@ import Testing
         let everyFetch = Recorder<[Int]>()
         let cancellables = [
             ValueObservation.trackingAll(Self.scores, removeDuplicates: true)
-                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+                .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) },
                        onChange: deduplicated.append),
             ValueObservation.trackingAll(Self.scores)
-                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+                .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) },
                        onChange: everyFetch.append),
         ]
         defer { cancellables.forEach { $0.cancel() } }
@@ -176,12 +176,12 @@ import Testing
         let everyFetch = Recorder<[Int]>()
         let cancellables = [
             ValueObservation.trackingSetDifferences(ObservedPlayer.all())
-                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }) { difference in
+                .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }) { difference in
                     differences.append(
                         "\(difference.inserted.map(\.id)) \(difference.updated.map(\.id)) \(difference.deleted.map(\.id))")
                 },
             ValueObservation.trackingAll(Self.scores)
-                .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+                .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) },
                        onChange: everyFetch.append),
         ]
         defer { cancellables.forEach { $0.cancel() } }
@@ -203,7 +203,7 @@ import Testing
         let records = Recorder<ObservedPlayer>()
         let deleted = Signal()
         let cancellable = RecordObservation<ObservedPlayer>(key: 2).start(
-            in: fixture.observed, scheduling: .task, onError: { Issue.record($0) },
+            in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) },
             onDeletion: deleted.open, onChange: records.append)
         defer { cancellable.cancel() }
         try await records.wait(for: 1)
@@ -270,7 +270,7 @@ import Testing
         let fixture = try Fixture(setup)
         let values = Recorder<Int?>()
         let valueCancellable = ValueObservation.trackingOne(Self.playerCount)
-            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: values.append)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: values.append)
         defer { valueCancellable.cancel() }
         let (counter, regionCancellable) = countChanges(in: fixture.observed, of: [Self.playerCount])
         defer { regionCancellable.cancel() }
@@ -315,7 +315,7 @@ import Testing
 
         let values = Recorder<[Int]>()
         let valueCancellable = ValueObservation.trackingAll(Self.scores)
-            .start(in: readonly, scheduling: .task, onError: { Issue.record($0) }, onChange: values.append)
+            .start(in: readonly, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: values.append)
         defer { valueCancellable.cancel() }
         // A read-only queue commits nothing: its region observation is
         // called for external commits only.
@@ -342,7 +342,7 @@ import Testing
         let descriptors = openDescriptorCount(ofFile: path)
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.trackingAll(Self.scores)
-            .start(in: test.writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: test.writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
         // No watcher, and no connection opened for one (with the option
@@ -370,7 +370,7 @@ import Testing
 
         let values = Recorder<[Int]>()
         let valueCancellable = ValueObservation.trackingAll(Self.scores)
-            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: values.append)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: values.append)
         // Started before `start` returns.
         #expect(watcher.isPolling)
         #expect(watcher.openConnectionCount == 1)
@@ -405,7 +405,7 @@ import Testing
         // A new observation polls again, and sees the commit made meanwhile.
         let restarted = Recorder<[Int]>()
         let restartedCancellable = ValueObservation.trackingAll(Self.scores)
-            .start(in: fixture.observed, scheduling: .task, onError: { Issue.record($0) }, onChange: restarted.append)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: restarted.append)
         defer { restartedCancellable.cancel() }
         #expect(watcher.isPolling)
         #expect(try await restarted.wait(for: 1) == [[3, 3, 3]])
@@ -419,7 +419,7 @@ import Testing
         let watcher = try #require(fixture.watcher)
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.trackingAll(Self.scores)
-            .start(in: fixture.observed, scheduling: .task, onError: { _ in }, onChange: recorder.append)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { _ in }, onChange: recorder.append)
         try await recorder.wait(for: 1)
         #expect(watcher.isPolling)
 
@@ -439,7 +439,7 @@ import Testing
         let watcher = try #require(fixture.watcher)
         let failed = Signal()
         let cancellable = ValueObservation.tracking { db in try SQLRequest<Int>(sql: "SELECT missing FROM player").fetchAll(db) }
-            .start(in: fixture.observed, scheduling: .task, onError: { _ in failed.open() }, onChange: { _ in })
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { _ in failed.open() }, onChange: { _ in })
         defer { cancellable.cancel() }
         try await failed.wait()
         try await waitUntil { !watcher.isPolling && watcher.openConnectionCount == 0 }
@@ -473,7 +473,7 @@ import Testing
         defer { queue.close() }
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.trackingAll(Self.scores)
-            .start(in: queue, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: queue, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(forLast: scores)
     }

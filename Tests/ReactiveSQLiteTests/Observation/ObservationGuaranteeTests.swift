@@ -42,14 +42,14 @@ import Testing
         let started = Locked<AnyDatabaseCancellable?>(nil)
         let threadDone = Signal()
         let thread = Thread {
-            started.value = start(1, .task)
+            started.value = start(1, .observationQueue)
             threadDone.open()
         }
         thread.start()
         try await threadDone.wait()
         cancellables.append(try #require(started.value))
         // A detached task, and the main actor.
-        cancellables.append(await Task.detached { start(2, .task) }.value)
+        cancellables.append(await Task.detached { start(2, .observationQueue) }.value)
         cancellables.append(await MainActor.run { start(3, .immediate) })
         // The test's own task.
         cancellables.append(start(4, .async(onQueue: .main)))
@@ -70,7 +70,7 @@ import Testing
         let writer = test.writer
         let recorder = Recorder<Int?>()
         let cancellable = ValueObservation.trackingOne(Self.version)
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -96,7 +96,7 @@ import Testing
         let writer = test.writer
         let recorder = Recorder<Int?>()
         let cancellable = ValueObservation.trackingOne(Self.version)
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         let (counter, regionCancellable) = countChanges(in: writer, of: [Self.version])
         defer { regionCancellable.cancel() }
@@ -143,7 +143,7 @@ import Testing
             let recorder = Recorder<Int?>()
             let before = try await writer.read { db in try Self.version.fetchOne(db)! }
             let cancellable = ValueObservation.trackingOne(Self.version)
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
             let after = try await writer.read { db in try Self.version.fetchOne(db)! }
             checks.append((before, after, recorder, cancellable))
         }
@@ -174,7 +174,7 @@ import Testing
         }
         let recorder = Recorder<Summary>()
         let cancellable = ValueObservation.tracking(fetchSummary)
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
 
         // A burst from three threads.
@@ -217,7 +217,7 @@ import Testing
                 a: try SQLRequest<Int>(sql: "SELECT v FROM a").fetchOne(db)!,
                 b: try SQLRequest<Int>(sql: "SELECT v FROM b").fetchOne(db)!)
         }
-        .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
 
         let writers = (0..<2).map { _ in
@@ -252,7 +252,7 @@ import Testing
             }
             return version
         }
-        .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -279,7 +279,7 @@ import Testing
         try writer.writeSQL(Self.versionSchemaSQL)
         let recorder = Recorder<Int?>()
         let cancellable = ValueObservation.trackingOne(Self.version)
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -310,7 +310,7 @@ import Testing
             log.withLock { $0.append("fetch \(version)") }
             return version
         }
-        .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         let writers = (0..<2).map { _ in
             BackgroundThread {
@@ -460,7 +460,7 @@ import Testing
             fetchCount.increment()
             return try Self.version.fetchOne(db)!
         }
-        .start(in: writer, scheduling: .task, onError: { Issue.record($0) }) { value in
+        .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }) { value in
             recorder.append(value)
             if value == 1 {
                 holder.value?.cancel()
@@ -508,11 +508,11 @@ import Testing
                     withExtendedLifetime(valueToken) { fetchCount.increment() }
                     return try Self.version.fetchOne(db)!
                 }
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: first.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: first.append),
                 DatabaseRegionObservation(tracking: Self.version).start(in: writer) { Issue.record($0) } onChange: { _ in
                     withExtendedLifetime(regionToken) { regionCount.increment() }
                 },
-                RecordObservation<ObservedPlayer>(key: 1).start(in: writer, scheduling: .task) {
+                RecordObservation<ObservedPlayer>(key: 1).start(in: writer, scheduling: .observationQueue) {
                     Issue.record($0)
                 } onDeletion: {
                     Issue.record("unexpected deletion")
@@ -604,7 +604,7 @@ import Testing
             return try SQLRequest<Row>(sql: "SELECT * FROM doomed").fetchCount(db)
                 + SQLRequest<Row>(sql: "SELECT * FROM other").fetchCount(db)
         }
-        .start(in: writer, scheduling: .task) { error in
+        .start(in: writer, scheduling: .observationQueue) { error in
             guard let error = error as? DatabaseError else {
                 Issue.record("not a DatabaseError: \(error)")
                 return
@@ -664,7 +664,7 @@ import Testing
         let values = Recorder<[String]>()
         let decodingErrors = Recorder<String>()
         let cancellable = ValueObservation.trackingAll(StrictPlayer.orderByPrimaryKey()).map { $0.map(\.name) }
-            .start(in: writer, scheduling: .task) { error in
+            .start(in: writer, scheduling: .observationQueue) { error in
                 decodingErrors.append(error is RowDecodingError ? "RowDecodingError" : "\(error)")
             } onChange: { value in
                 values.append(value)
@@ -678,7 +678,7 @@ import Testing
         // SQL that does not compile, as an observation and as a region.
         let sqlErrors = Recorder<ResultCode?>()
         let badValue = ValueObservation.trackingAll(SQLRequest<Row>(sql: "SELEC nothing"))
-            .start(in: writer, scheduling: .task) { sqlErrors.append(($0 as? DatabaseError)?.resultCode) } onChange: { _ in
+            .start(in: writer, scheduling: .observationQueue) { sqlErrors.append(($0 as? DatabaseError)?.resultCode) } onChange: { _ in
                 Issue.record("no value expected")
             }
         defer { badValue.cancel() }

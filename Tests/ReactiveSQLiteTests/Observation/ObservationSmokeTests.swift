@@ -17,7 +17,7 @@ import Testing
         }
         let recorder = Recorder<Int>()
         let cancellable = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM person"))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         try await recorder.wait(for: 1)
         try await writer.write { db in try db.execute(sql: "UPDATE person SET name = name") }
         try await writer.write { db in try db.execute(sql: "DELETE FROM person") }

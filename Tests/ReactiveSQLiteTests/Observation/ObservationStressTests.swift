@@ -215,7 +215,7 @@ import TestSupport
         let recorders = observations.map { _ in Recorder<Snapshot>() }
         for ((observation, _), recorder) in zip(observations, recorders) {
             cancellables.append(observation.start(
-                in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append))
+                in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append))
         }
         defer { cancellables.forEach { $0.cancel() } }
 

@@ -14,7 +14,7 @@ import Testing
         let test = try kind.make(changeTracking: tracking, sql: playerSchemaSQL)
         let writer = test.writer
         let recorder = Recorder<ObservedPlayer>()
-        let cancellable = RecordObservation<ObservedPlayer>(key: 1).start(in: writer, scheduling: .task) {
+        let cancellable = RecordObservation<ObservedPlayer>(key: 1).start(in: writer, scheduling: .observationQueue) {
             Issue.record($0)
         } onDeletion: {
             Issue.record("unexpected deletion")
@@ -48,7 +48,7 @@ import Testing
         do {
             let token = LifetimeToken()
             reference = WeakReference(token)
-            cancellable = RecordObservation<ObservedPlayer>(key: 1).start(in: writer, scheduling: .task) {
+            cancellable = RecordObservation<ObservedPlayer>(key: 1).start(in: writer, scheduling: .observationQueue) {
                 Issue.record($0)
             } onDeletion: {
                 deletions.append(true)
@@ -92,7 +92,7 @@ import Testing
         let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
         let writer = test.writer
         let deletions = Recorder<Bool>()
-        let cancellable = RecordObservation<ObservedPlayer>(key: 42).start(in: writer, scheduling: .task) {
+        let cancellable = RecordObservation<ObservedPlayer>(key: 42).start(in: writer, scheduling: .observationQueue) {
             Issue.record($0)
         } onDeletion: {
             deletions.append(true)

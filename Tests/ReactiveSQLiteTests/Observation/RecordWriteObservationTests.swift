@@ -53,7 +53,7 @@ import Testing
         let players = Recorder<[Player]>()
         let cancellable = ValueObservation.trackingAll(Player.orderByPrimaryKey())
             .removeDuplicates()
-            .start(in: test.writer, scheduling: .task) { Issue.record($0) } onChange: { players.append($0) }
+            .start(in: test.writer, scheduling: .observationQueue) { Issue.record($0) } onChange: { players.append($0) }
         defer { cancellable.cancel() }
         try await players.wait(for: 1)
         try writer.run(on: test.writer)
@@ -103,7 +103,7 @@ import Testing
         }
         let values = Recorder<Player>()
         let deletions = Recorder<Bool>()
-        let cancellable = RecordObservation(record: arthur).start(in: test.writer, scheduling: .task) {
+        let cancellable = RecordObservation(record: arthur).start(in: test.writer, scheduling: .observationQueue) {
             Issue.record($0)
         } onDeletion: {
             deletions.append(true)
@@ -153,7 +153,7 @@ import Testing
         let test = try RecordWriteFixtures.makeDatabase(kind)
         let errors = Recorder<String>()
         let note = RecordWriteFixtures.AnonymousNoteObserved(text: "anonymous")
-        let cancellable = RecordObservation(record: note).start(in: test.writer, scheduling: .task) {
+        let cancellable = RecordObservation(record: note).start(in: test.writer, scheduling: .observationQueue) {
             errors.append("\($0)")
         } onDeletion: {
             Issue.record("unexpected deletion")

@@ -89,7 +89,7 @@ import Testing
         let recorder = Recorder<Int>()
         let places = Locked<[String]>([])
         let cancellable = ValueObservation.trackingCount(ObservedPlayer.all())
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }) { count in
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }) { count in
                 let label = currentDispatchQueueLabel()
                 places.withLock {
                     $0.append(label == "com.apple.main-thread" ? "main" : label == writerLabel ? "writer" : "other")

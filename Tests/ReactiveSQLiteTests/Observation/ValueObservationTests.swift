@@ -31,7 +31,7 @@ import Testing
         let writer = test.writer
         let recorder = Recorder<String>()
         let cancellable = ValueObservation.tracking(Self.fetchFlaggedCount)
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -51,7 +51,7 @@ import Testing
         let writer = test.writer
         let recorder = Recorder<String>()
         let cancellable = ValueObservation.trackingConstantRegion(Self.fetchFlaggedCount)
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -93,7 +93,7 @@ import Testing
                 label: try SQLRequest<String>(sql: "SELECT text FROM label").fetchOne(db)!)
         }
         let cancellable = observation.start(
-            in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -135,19 +135,19 @@ import Testing
         let count = Recorder<Int>()
         let cancellables = [
             ValueObservation.trackingAll(SQLRequest<Row>(sql: "SELECT id, name FROM player ORDER BY id"))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: allRows.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: allRows.append),
             ValueObservation.trackingAll(SQLRequest<String>(sql: "SELECT name FROM player ORDER BY id"))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: allNames.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: allNames.append),
             ValueObservation.trackingAll(SQLRequest<ObservedPlayer>(sql: "SELECT * FROM player ORDER BY id"))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: allPlayers.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: allPlayers.append),
             ValueObservation.trackingOne(SQLRequest<Row>(sql: "SELECT id, name FROM player WHERE id = 4"))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: oneRow.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: oneRow.append),
             ValueObservation.trackingOne(SQLRequest<String>(sql: "SELECT name FROM player WHERE id = ?", arguments: [4]))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: oneName.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: oneName.append),
             ValueObservation.trackingOne(SQLRequest<ObservedPlayer>(sql: "SELECT * FROM player WHERE id = 4"))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: onePlayer.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: onePlayer.append),
             ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM player WHERE score > ?", arguments: [120]))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: count.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: count.append),
         ]
         defer { cancellables.forEach { $0.cancel() } }
         try writer.writeSQL("INSERT INTO player (id, name, score) VALUES (4, 'David', 300)")
@@ -180,18 +180,18 @@ import Testing
         let count = Recorder<Int>()
         let cancellables = [
             ValueObservation.trackingAll(ObservedPlayer.orderByPrimaryKey())
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: players.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: players.append),
             ValueObservation.trackingAll(ObservedPlayer.filter(keys: [1, 3]).asRequest(of: Row.self))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: rows.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: rows.append),
             ValueObservation.trackingAll(
                 ObservedPlayer.filter(sql: "score > ?", arguments: [120]).orderByPrimaryKey().asRequest(of: Int64.self))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: ids.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: ids.append),
             ValueObservation.trackingOne(ObservedPlayer.filter(key: 1))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: one.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: one.append),
             ValueObservation.trackingOne(ObservedPlayer.order(sql: "score DESC").asRequest(of: Int64.self))
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: oneID.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: oneID.append),
             ValueObservation.trackingCount(ObservedPlayer.all())
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: count.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: count.append),
         ]
         defer { cancellables.forEach { $0.cancel() } }
         try writer.writeSQL("UPDATE player SET score = 400 WHERE id = 1")
@@ -222,7 +222,7 @@ import Testing
         let writer = test.writer
         let recorder = Recorder<ObservedPlayer?>()
         let cancellable = ValueObservation.trackingOne(ObservedPlayer.filter(key: 2))
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -245,9 +245,9 @@ import Testing
         let distinct = Recorder<Int>()
         let observation = ValueObservation.trackingCount(ObservedPlayer.all())
         let cancellables = [
-            observation.start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: all.append),
+            observation.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: all.append),
             observation.removeDuplicates()
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: distinct.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: distinct.append),
         ]
         defer { cancellables.forEach { $0.cancel() } }
         try await distinct.wait(for: 1)
@@ -266,7 +266,7 @@ import Testing
         let recorder = Recorder<[ObservedPlayer]>()
         let cancellable = ValueObservation.trackingAll(ObservedPlayer.orderByPrimaryKey())
             .removeDuplicates { $0.map(\.name) == $1.map(\.name) }
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
 
@@ -291,7 +291,7 @@ import Testing
             }
             .removeDuplicates()
             .map { $0.uppercased() }
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
         try writer.writeSQL("UPDATE player SET score = 0")
@@ -313,11 +313,11 @@ import Testing
         let request = UnequatablePlayer.orderByPrimaryKey()
         let cancellables = [
             ValueObservation.trackingAll(request)
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: all.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: all.append),
             ValueObservation.trackingAll(request, removeDuplicates: true)
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: distinct.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: distinct.append),
             ValueObservation.trackingOne(UnequatablePlayer.filter(key: 1), removeDuplicates: true)
-                .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: distinctOne.append),
+                .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: distinctOne.append),
         ]
         defer { cancellables.forEach { $0.cancel() } }
         try await distinct.wait(for: 1)

@@ -96,7 +96,7 @@ import Testing
         let recorder = Recorder<String>()
         let errors = Recorder<String>()
         let cancellable = ValueObservation.trackingSetDifferences(Person.all())
-            .start(in: writer, scheduling: .task, onError: { errors.append("\(type(of: $0))") }) { difference in
+            .start(in: writer, scheduling: .observationQueue, onError: { errors.append("\(type(of: $0))") }) { difference in
                 recorder.append(describe(difference))
             }
         defer { cancellable.cancel() }
@@ -107,7 +107,7 @@ import Testing
         // A value observation after the commit proves the commit was seen.
         let witness = Recorder<Int>()
         let witnessCancellable = ValueObservation.trackingCount(Person.all())
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: witness.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: witness.append)
         defer { witnessCancellable.cancel() }
         try await witness.wait(forLast: 3)
         #expect(errors.values == ["RowDecodingError"])

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 // Fixtures of the diff observation tests. Observations deliver with the
-// `.task` scheduler into a `Recorder` (Observation/ObservationSupport.swift),
+// `.observationQueue` scheduler into a `Recorder` (Observation/ObservationSupport.swift),
 // and tests wait for each value before the next write, so that no value
 // coalesces and every kind of database delivers the same values.
 
@@ -54,7 +54,7 @@ func describe<Element>(_ difference: SetDifference<Element>, _ describe: (Elemen
     return "\(list(difference.inserted)) | \(list(difference.updated)) | \(list(difference.deleted))"
 }
 
-/// Starts `observation` with the `.task` scheduler, records its values, and
+/// Starts `observation` with the `.observationQueue` scheduler, records its values, and
 /// runs `steps`: each one a transaction, after which the test waits for one
 /// more value. Returns the values described by `describe`.
 ///
@@ -67,7 +67,7 @@ func recordValues<Value: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> [Value] {
     let recorder = Recorder<Value>()
-    let cancellable = observation.start(in: writer, scheduling: .task) { error in
+    let cancellable = observation.start(in: writer, scheduling: .observationQueue) { error in
         Issue.record(error, sourceLocation: sourceLocation)
     } onChange: { value in
         recorder.append(value)
@@ -88,7 +88,7 @@ func firstError<Value: Sendable>(
 ) async throws -> any Error {
     let errors = Recorder<String>()
     let box = Locked<(any Error)?>(nil)
-    let cancellable = observation.start(in: writer, scheduling: .task) { error in
+    let cancellable = observation.start(in: writer, scheduling: .observationQueue) { error in
         box.value = error
         errors.append("\(error)")
     } onChange: { value in

@@ -216,7 +216,7 @@ import Testing
         let observed = Self.makeObserved().filter { !($0.watchesSomeRows && changeTracking == .updateHookOnly) }
         let recorders = observed.map { _ in Recorder<SetDifference<Item>>() }
         let cancellables = zip(observed, recorders).map { observed, recorder in
-            observed.observation.start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            observed.observation.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         }
         defer { cancellables.forEach { $0.cancel() } }
 
@@ -335,7 +335,7 @@ import Testing
         let observed = Self.makeObserved()[0]
         let recorder = Recorder<SetDifference<Item>>()
         let cancellable = observed.observation.start(
-            in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         let state: @Sendable ([SetDifference<Item>]) -> State = { $0.reduce(State()) { Self.apply($1, to: $0) } }
         let score: @Sendable (Int, [SetDifference<Item>]) -> String? = { id, values in state(values)["\(id)"] }

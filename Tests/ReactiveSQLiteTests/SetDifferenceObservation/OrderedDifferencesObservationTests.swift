@@ -42,7 +42,7 @@ import Testing
         let observation = ValueObservation.trackingAll(Ranked.all().order(sql: "score DESC, id").limit(3))
             .orderedDifferences()
         let recorder = Recorder<ElementsWithDifference<Ranked>>()
-        let cancellable = observation.start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        let cancellable = observation.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
         try writer.writeSQL("UPDATE player SET score = 95 WHERE id = 3")
@@ -134,7 +134,7 @@ import Testing
         var leaderboards = [try await writer.read { db in try request.fetchAll(db) }]
         let recorder = Recorder<ElementsWithDifference<Ranked>>()
         let cancellable = ValueObservation.trackingAll(request).orderedDifferences()
-            .start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            .start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
 
         let stepCount = isRunningUnderThreadSanitizer ? 400 : 3000

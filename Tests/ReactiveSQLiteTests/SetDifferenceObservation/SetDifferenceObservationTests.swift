@@ -112,7 +112,7 @@ import Testing
                 return element
             }
         let recorder = Recorder<SetDifference<Person>>()
-        let cancellable = observation.start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        let cancellable = observation.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
         try writer.writeSQL("UPDATE player SET name = 'Babs' WHERE id = 2; INSERT INTO player (id, name) VALUES (3, 'Craig')")

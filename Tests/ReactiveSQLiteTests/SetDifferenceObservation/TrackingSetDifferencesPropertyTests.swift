@@ -76,7 +76,7 @@ import Testing
         let byValue = ValueObservation.trackingSetDifferences(Item.all().order(sql: "value DESC, rowid"))
         let recorders = (0..<3).map { _ in Recorder<SetDifference<Item>>() }
         let cancellables = zip([byKey, byKey, byValue], recorders).map { observation, recorder in
-            observation.start(in: writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+            observation.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         }
         defer { cancellables.forEach { $0.cancel() } }
 

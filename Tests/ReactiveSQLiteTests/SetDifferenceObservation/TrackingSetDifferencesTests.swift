@@ -190,7 +190,7 @@ import Testing
         #expect("e\u{301}" == "\u{e9}")
         let observation = ValueObservation.trackingSetDifferences(Word.all())
         let recorder = Recorder<SetDifference<Word>>()
-        let cancellable = observation.start(in: test.writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        let cancellable = observation.start(in: test.writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
         try await test.writer.write { db in
@@ -373,7 +373,7 @@ import Testing
         let observation = ValueObservation.trackingSetDifferences(
             Person.orderByPrimaryKey(), initialRecords: [Person(id: 1, name: "Arthur")])
         let recorder = Recorder<SetDifference<Person>>()
-        let cancellable = observation.start(in: test.writer, scheduling: .task, onError: { Issue.record($0) }, onChange: recorder.append)
+        let cancellable = observation.start(in: test.writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try test.writer.writeSQL("INSERT INTO player (id, name) VALUES (2, 'Barbara')")
         let values = try await recorder.wait(for: 1)

@@ -153,7 +153,7 @@ import Testing
         let sql = "SELECT name FROM t\0 WHERE 0"
         let errors = Recorder<DatabaseError?>()
         let cancellable = ValueObservation.trackingAll(SQLRequest<String>(sql: sql)).start(
-            in: test.writer, scheduling: .task, onError: { errors.append($0 as? DatabaseError) },
+            in: test.writer, scheduling: .observationQueue, onError: { errors.append($0 as? DatabaseError) },
             onChange: { Issue.record("Unexpected value \($0)") })
         defer { cancellable.cancel() }
         expectNULError(try await errors.wait(for: 1)[0], sql: sql, offset: 18)

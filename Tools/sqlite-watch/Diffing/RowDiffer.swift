@@ -1,3 +1,4 @@
+import Differences
 import ReactiveSQLite
 
 /// Turns the successive results of the watched query into `RowChanges`,

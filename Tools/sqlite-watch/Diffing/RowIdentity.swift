@@ -1,3 +1,5 @@
+import DatabaseRegions
+
 /// How the rows of a query are recognized from one result to the next, so
 /// that a row whose values changed is reported as updated rather than as a
 /// deletion and an insertion.
@@ -47,15 +49,8 @@ enum RowIdentity: Equatable {
 }
 
 extension String {
-    /// Whether two column names are the same for SQLite: equal when ASCII
-    /// letters are compared without regard to case.
+    /// Whether two column names are the same for SQLite (see `SQLiteIdentifier`).
     func isSameColumnName(as other: String) -> Bool {
-        utf8.elementsEqual(other.utf8) { lhs, rhs in lhs.asciiLowercased == rhs.asciiLowercased }
-    }
-}
-
-extension UInt8 {
-    fileprivate var asciiLowercased: UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) ? self + 32 : self
+        SQLiteIdentifier.areEqual(self, other)
     }
 }

@@ -58,7 +58,7 @@ public struct PersistenceContainer: Sendable {
     /// - Complexity: O(n), where n is the number of columns.
     func index(ofColumn name: String) -> Int? {
         if let index = columns.firstIndex(of: name) { return index }
-        return columns.firstIndex { $0.asciiCaseInsensitiveEquals(name) }
+        return columns.firstIndex { $0.isSameIdentifier(as: name) }
     }
 
     /// Appends a column as the `Encodable` encoder produces it, without
@@ -78,7 +78,7 @@ public struct PersistenceContainer: Sendable {
     var hasDuplicateColumns: Bool {
         for index in columns.indices.dropFirst() {
             let column = columns[index]
-            if columns[..<index].contains(where: { $0.asciiCaseInsensitiveEquals(column) }) { return true }
+            if columns[..<index].contains(where: { $0.isSameIdentifier(as: column) }) { return true }
         }
         return false
     }

@@ -279,7 +279,7 @@ extension Database {
     private func checkKeyIsEncoded<Record>(_ plan: RecordWritePlan, _ type: Record.Type) throws {
         guard plan.keyPositions == nil else { return }
         let keyColumns = plan.table.primaryKeyColumnNames
-        let missing = keyColumns.filter { column in !plan.columns.contains { $0.asciiCaseInsensitiveEquals(column) } }
+        let missing = keyColumns.filter { column in !plan.columns.contains { $0.isSameIdentifier(as: column) } }
         let what: String
         if case .rowID(column: nil) = plan.table.primaryKey {
             what = "table \(plan.table.name) has no primary key: its rows are identified by their rowid, "

@@ -78,7 +78,7 @@ final class RecordWritePlan {
         self.columns = columns
         self.table = table
         func position(of column: String) -> Int? {
-            columns.firstIndex { $0.asciiCaseInsensitiveEquals(column) }
+            columns.firstIndex { $0.isSameIdentifier(as: column) }
         }
         var keyPositions: [Int] = []
         for column in table.primaryKeyColumnNames {

@@ -11,7 +11,7 @@ import Foundation
 /// the sanitizer run of the tests reports real races only.
 ///
 /// `@unchecked Sendable`: `state` is only read and written while `lock` is held.
-final class ObservationLock<State: Sendable>: @unchecked Sendable {
+final class LockedState<State: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var state: State
 
