@@ -1,3 +1,4 @@
+import Differences
 import GRDB
 
 /// The primary key of a row: its raw values, compared in SQLite's `BINARY`

@@ -1,3 +1,5 @@
+import Differences
+
 extension Array {
     /// The elements sorted by strictly increasing id: the array itself when
     /// it is already sorted, else a sorted copy.

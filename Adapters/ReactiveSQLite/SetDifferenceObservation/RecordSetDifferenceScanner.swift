@@ -35,8 +35,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// Returns the difference from the kept rows to `new`, and keeps them.
     ///
     /// - Throws: The error of a record's decoding or of `updateRecord`, and
-    ///   leaves the scanner unchanged. A `DatabaseError` when the initial
-    ///   records lack a key column or two of them have the same key.
+    ///   leaves the scanner unchanged. A `DifferencesObservationError` when the
+    ///   initial records lack a key column or two of them have the same key.
     /// - Complexity: O(n + m) row comparisons, where n is the number of kept
     ///   rows and m the number of new ones, plus the decoding of the inserted
     ///   and updated rows.
@@ -260,13 +260,12 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// not encode every column of the fetched rows has no comparable row:
     /// it is reported updated if its key persists.
     ///
-    /// - Throws: A `DatabaseError` when a record does not encode a key
+    /// - Throws: A `DifferencesObservationError` when a record does not encode a key
     ///   column, or two records have the same key.
     private func makeInitialSnapshot(layout rows: KeyedRows) throws -> (rows: RowValues, records: [Record], incomparable: [Bool]) {
         guard !initialRecords.isEmpty else { return (RowValues(width: rows.rows.width), [], []) }
         let columnNames = rows.layout.columnNames
         let keyIndices = rows.keyIndices
-        let sql = rows.layout.sql
         var entries: [(row: [DatabaseValue], record: Record, isIncomparable: Bool)] = []
         entries.reserveCapacity(initialRecords.count)
         for (record, columns) in initialRecords {
@@ -284,11 +283,10 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 if let value {
                     values.append(value)
                 } else if keyIndices.contains(index) {
-                    throw DatabaseError(
-                        resultCode: .SQLITE_MISUSE,
-                        message: "an initial record does not encode the primary key column \(name): "
-                            + "initial records are identified by the primary key columns they encode",
-                        sql: sql)
+                    throw DifferencesObservationError(
+                        kind: .missingPrimaryKeyColumn,
+                        message: "trackingSetDifferences: an initial record does not encode the primary key column "
+                            + "\(name): initial records are identified by the primary key columns they encode")
                 } else {
                     values.append(.null)
                     isIncomparable = true
@@ -303,10 +301,10 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         for index in order { sortedRows.appendRow(entries[index].row) }
         for row in (0..<sortedRows.count).dropFirst() where sortedRows.compareKeys(row - 1, row, keyIndices: keyIndices) == 0 {
             let key = keyIndices.map { sortedRows.value(row, $0).description }
-            throw DatabaseError(
-                resultCode: .SQLITE_MISUSE,
-                message: "two initial records have the same primary key (\(key.joined(separator: ", ")))",
-                sql: sql)
+            throw DifferencesObservationError(
+                kind: .duplicateIdentifier,
+                message: "trackingSetDifferences: two initial records have the same primary key "
+                    + "(\(key.joined(separator: ", ")))")
         }
         return (sortedRows, order.map { entries[$0].record }, order.map { entries[$0].isIncomparable })
     }

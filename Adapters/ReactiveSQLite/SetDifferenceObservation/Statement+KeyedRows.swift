@@ -1,3 +1,4 @@
+import Differences
 extension Statement {
     /// Runs the statement and returns its rows sorted by key.
     ///
@@ -16,8 +17,9 @@ extension Statement {
     ///     not see it.
     ///   - tableName: For error messages.
     ///   - hint: Rows of a previous fetch of the same observation.
-    /// - Throws: A `DatabaseError` when the rows lack a key column, when two
-    ///   rows have the same key, or when SQLite fails.
+    /// - Throws: A `DifferencesObservationError` when the rows lack a key
+    ///   column or two rows have the same key; a `DatabaseError` when SQLite
+    ///   fails.
     /// - Complexity: O(n × c) with the rows in key order, O(n × c + n log n)
     ///   otherwise, where n is the number of rows and c the number of columns.
     func fetchKeyedRows(
@@ -147,35 +149,33 @@ extension Statement {
 
     /// The rows sorted by key.
     ///
-    /// - Throws: A `DatabaseError` when two rows have the same key.
+    /// - Throws: A `DifferencesObservationError` when two rows have the same key.
     private func sortedByKey(_ rows: RowValues, keyIndices: [Int], tableName: String) throws -> RowValues {
         let comparator = RowKeyComparator(rows, keyIndices: keyIndices, rows, keyIndices: keyIndices)
         let sorted = rows.sorted { comparator.compare($0, $1) < 0 }
         let sortedComparator = RowKeyComparator(sorted, keyIndices: keyIndices, sorted, keyIndices: keyIndices)
         for row in (0..<sorted.count).dropFirst() where sortedComparator.compare(row - 1, row) == 0 {
-            throw DatabaseError(
-                resultCode: .SQLITE_MISUSE,
-                message: "two rows have the same primary key (\(sortedComparator.rightKeyDescription(row))) "
-                    + "of \(tableName): set differences need one row per key "
-                    + "(a join, or NULL keys in a table that allows them)",
-                sql: sql, connectionLabel: database.label)
+            throw DifferencesObservationError(
+                kind: .duplicateIdentifier,
+                message: "trackingSetDifferences: two rows have the same primary key "
+                    + "(\(sortedComparator.rightKeyDescription(row))) of \(tableName): set differences need one "
+                    + "row per key (a join, or NULL keys in a table that allows them); SQL: \(sql)")
         }
         return sorted
     }
 
     /// The indices of the key columns in the statement's columns.
     ///
-    /// - Throws: A `DatabaseError` when the statement does not select them.
+    /// - Throws: A `DifferencesObservationError` when the statement does not select them.
     private func keyColumnIndices(_ keyColumns: [String], addedRowID: Bool, tableName: String) throws -> [Int] {
         if addedRowID { return [columnNames.count - 1] }
         return try keyColumns.map { column in
             guard let index = layout.index(ofColumn: column) else {
-                throw DatabaseError(
-                    resultCode: .SQLITE_MISUSE,
-                    message: "the rows lack the primary key column \(column) of \(tableName): "
-                        + "set differences identify rows by their primary key (\(keyColumns.joined(separator: ", "))), "
-                        + "select it",
-                    sql: sql, connectionLabel: database.label)
+                throw DifferencesObservationError(
+                    kind: .missingPrimaryKeyColumn,
+                    message: "trackingSetDifferences: the rows lack the primary key column \(column) of "
+                        + "\(tableName): set differences identify rows by their primary key "
+                        + "(\(keyColumns.joined(separator: ", "))), select it; SQL: \(sql)")
             }
             return index
         }

@@ -24,7 +24,7 @@ extension ValueObservation {
     /// are those of this observation.
     ///
     /// The observation fails (`onError`, or the error of `values(in:)`)
-    /// with a `DatabaseError` when an id appears twice in one value (rows
+    /// with a `DifferencesObservationError` (`.duplicateIdentifier`) when an id appears twice in one value (rows
     /// of a join, or ids that are not a unique column of the database).
     ///
     /// - Returns: An observation of ``ElementsWithDifference`` values.
@@ -47,10 +47,10 @@ extension ValueObservation {
                     difference = try OrderedDifference(checkingIDsFrom: previous, to: elements)
                 } catch {
                     // Ids come from the database: they may repeat.
-                    throw DatabaseError(
-                        resultCode: .SQLITE_MISUSE,
-                        message: "two elements have the same id (\(error.id)): ordered differences need one element "
-                            + "per id (a join, or an id that is not a unique column)")
+                    throw DifferencesObservationError(
+                        kind: .duplicateIdentifier,
+                        message: "orderedDifferences: two elements have the same id (\(error.id)): ordered "
+                            + "differences need one element per id (a join, or an id that is not a unique column)")
                 }
                 if difference.isEmpty { return nil }
                 previous = elements

@@ -56,10 +56,11 @@ extension ValueObservation {
     /// - Returns: An observation of `SetDifference`s whose arrays are in key order.
     ///
     /// The observation fails (`onError`, or the error of `values(in:)`) with
-    /// a `DatabaseError` when the table does not exist or is a view, when the
-    /// rows lack a primary key column, or when two rows have the same key
-    /// (a join; NULL keys, which SQLite allows in some tables); and with the
-    /// error of a record's decoding.
+    /// a `DatabaseError` when the table does not exist or is a view; with a
+    /// `DifferencesObservationError` when the rows lack a primary key column
+    /// (`.missingPrimaryKeyColumn`) or two rows have the same key
+    /// (`.duplicateIdentifier`: a join; NULL keys, which SQLite allows in some
+    /// tables); and with the error of a record's decoding.
     ///
     /// Refetching only changed rows: when `request` is a
     /// `QueryInterfaceRequest` without limit, on a table keyed by an
@@ -121,7 +122,7 @@ extension ValueObservation {
     ///     with unique keys.
     ///   - updateRecord: See ``trackingSetDifferences(_:updateRecord:)``.
     ///
-    /// The observation also fails, with a `DatabaseError`, when an initial
+    /// The observation also fails, with a `DifferencesObservationError`, when an initial
     /// record does not encode a key column or two have the same key, and
     /// with the `EncodingError` of an initial record that does not encode
     /// into columns.

@@ -102,7 +102,8 @@ import Testing
             """)
         let join = SQLRequest<Ranked>(sql: "SELECT p1.* FROM player p1, player p2, (SELECT 1 UNION ALL SELECT 2)")
         let error = try await firstError(of: ValueObservation.trackingAll(join).orderedDifferences(), in: test.writer)
-        #expect((error as? DatabaseError)?.message?.hasPrefix("two elements have the same id (1)") == true)
+        #expect((error as? DifferencesObservationError)?.kind == .duplicateIdentifier)
+        #expect((error as? DifferencesObservationError)?.message.hasPrefix("orderedDifferences: two elements have the same id (1)") == true)
     }
 
     /// Thousands of random score changes, insertions and deletions, one

@@ -290,9 +290,10 @@ import Testing
 
         let error = try await firstError(
             of: ValueObservation.trackingSetDifferences(SQLRequest<Note>(sql: "SELECT text FROM note")), in: test.writer)
-        let databaseError = try #require(error as? DatabaseError)
-        #expect(databaseError.message?.contains("lack the primary key column rowid of note") == true)
-        #expect(databaseError.sql == "SELECT text FROM note")
+        let differencesError = try #require(error as? DifferencesObservationError)
+        #expect(differencesError.kind == .missingPrimaryKeyColumn)
+        #expect(differencesError.message.contains("lack the primary key column rowid of note"))
+        #expect(differencesError.message.hasSuffix("SQL: SELECT text FROM note"))
     }
 
     /// The request's filter, order and limit apply; the rows are sorted by
@@ -400,13 +401,15 @@ import Testing
         let missingKey = try await firstError(
             of: ValueObservation.trackingSetDifferences(Nameless.all(), initialRecords: [Nameless(id: 1, name: "Arthur")]),
             in: test.writer)
-        #expect((missingKey as? DatabaseError)?.message?.contains("does not encode the primary key column id") == true)
+        #expect((missingKey as? DifferencesObservationError)?.kind == .missingPrimaryKeyColumn)
+        #expect((missingKey as? DifferencesObservationError)?.message.contains("does not encode the primary key column id") == true)
 
         let duplicateKey = try await firstError(
             of: ValueObservation.trackingSetDifferences(
                 Person.all(), initialRecords: [Person(id: 1, name: "Arthur"), Person(id: 1, name: "Art")]),
             in: test.writer)
-        #expect((duplicateKey as? DatabaseError)?.message == "two initial records have the same primary key (1)")
+        #expect((duplicateKey as? DifferencesObservationError)?.kind == .duplicateIdentifier)
+        #expect((duplicateKey as? DifferencesObservationError)?.message.hasSuffix("two initial records have the same primary key (1)") == true)
     }
 
     // MARK: - Records
@@ -503,12 +506,14 @@ import Testing
             """)
         let join = SQLRequest<Person>(sql: "SELECT p1.* FROM player p1, player p2")
         let duplicate = try await firstError(of: ValueObservation.trackingSetDifferences(join), in: test.writer)
-        #expect((duplicate as? DatabaseError)?.message?.hasPrefix("two rows have the same primary key (1) of player") == true)
-        #expect((duplicate as? DatabaseError)?.sql == join.sql)
+        #expect((duplicate as? DifferencesObservationError)?.kind == .duplicateIdentifier)
+        #expect((duplicate as? DifferencesObservationError)?.message.contains("two rows have the same primary key (1) of player") == true)
+        #expect((duplicate as? DifferencesObservationError)?.message.hasSuffix("SQL: \(join.sql)") == true)
 
         let noKey = SQLRequest<Person>(sql: "SELECT 1 AS identifier, name FROM player")
         let missing = try await firstError(of: ValueObservation.trackingSetDifferences(noKey), in: test.writer)
-        #expect((missing as? DatabaseError)?.message?.hasPrefix("the rows lack the primary key column id of player") == true)
+        #expect((missing as? DifferencesObservationError)?.kind == .missingPrimaryKeyColumn)
+        #expect((missing as? DifferencesObservationError)?.message.contains("the rows lack the primary key column id of player") == true)
 
         struct ViewRecord: FetchableRecord, TableRecord, Sendable {
             static let databaseTableName = "playerView"
