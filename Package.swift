@@ -9,6 +9,12 @@ let openCombinePlatforms: [Platform] = [.linux, .android, .windows, .openbsd, .w
 /// SwiftPM ignores warning control settings of dependencies, so users are not affected.
 let strictWarnings: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
+/// Test-only instrumentation (counters the tests read to check that an
+/// observation took its fast path), compiled into debug builds only:
+/// release builds, the ones that ship, carry none of it. The model is
+/// swift-collections' `COLLECTIONS_INTERNAL_CHECKS`.
+let internalChecks: [SwiftSetting] = [.define("REACTIVESQLITE_INTERNAL_CHECKS", .when(configuration: .debug))]
+
 let package = Package(
     name: "ReactiveSQLite",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -37,7 +43,7 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "ReactiveSQLite", dependencies: ["CSQLite", "DatabaseRegions", "Differences"],
-            path: "Adapters/ReactiveSQLite", swiftSettings: strictWarnings),
+            path: "Adapters/ReactiveSQLite", swiftSettings: strictWarnings + internalChecks),
 
         // Adapter: publishers, on Combine where it exists and OpenCombine elsewhere.
         .target(
@@ -85,7 +91,7 @@ let package = Package(
             swiftSettings: strictWarnings),
         .testTarget(
             name: "ReactiveSQLiteTests", dependencies: ["ReactiveSQLite", "TestSupport"],
-            swiftSettings: strictWarnings),
+            swiftSettings: strictWarnings + internalChecks),
         .testTarget(
             name: "ReactiveSQLiteCombineTests",
             dependencies: [

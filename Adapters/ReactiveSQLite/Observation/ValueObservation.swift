@@ -23,13 +23,17 @@ package struct IncrementalFetch: Sendable {
     /// fetched last and the rowids of `table` changed since (a superset of
     /// them), or nil when it cannot: the observation then runs its full fetch.
     let fetch: @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
+    #if REACTIVESQLITE_INTERNAL_CHECKS
     /// How many fetches were incremental, in every run of the observation.
     package let statistics = IncrementalFetchStatistics()
+    #endif
 }
 
+#if REACTIVESQLITE_INTERNAL_CHECKS
 /// The number of incremental fetches of an observation, for tests: they
 /// check that an observation refetches only changed rows when it should,
-/// and never when it should not.
+/// and never when it should not. Compiled only with the
+/// `REACTIVESQLITE_INTERNAL_CHECKS` flag (debug builds of this package).
 package final class IncrementalFetchStatistics: Sendable {
     private let count = LockedState(0)
 
@@ -40,6 +44,7 @@ package final class IncrementalFetchStatistics: Sendable {
         count.withLock { $0 += 1 }
     }
 }
+#endif
 
 /// An observation of a value fetched from the database: it delivers the
 /// current value when it starts, then a fresh value after each committed

@@ -263,7 +263,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         if let incrementalFetch, let previous = changes.previous, case .rowIDs(_, let rowIDs) = changes.rowIDs {
             // Any error, such as a missing table, is the full fetch's to throw.
             if let value = try? incrementalFetch.fetch(db, previous, rowIDs) {
+                #if REACTIVESQLITE_INTERNAL_CHECKS
                 incrementalFetch.statistics.recordIncrementalFetch()
+                #endif
                 return value
             }
         }
