@@ -83,6 +83,10 @@ let package = Package(
 
         // Helpers shared by the test targets (not a product).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictWarnings),
+        // The three kinds of database every database test runs on (not a product).
+        .target(
+            name: "DatabaseTestSupport", dependencies: ["ReactiveSQLite", "TestSupport"],
+            path: "Tests/DatabaseTestSupport", swiftSettings: strictWarnings),
         .testTarget(
             name: "DifferencesTests", dependencies: ["Differences", "TestSupport"],
             swiftSettings: strictWarnings),
@@ -90,12 +94,12 @@ let package = Package(
             name: "DatabaseRegionsTests", dependencies: ["DatabaseRegions", "TestSupport"],
             swiftSettings: strictWarnings),
         .testTarget(
-            name: "ReactiveSQLiteTests", dependencies: ["ReactiveSQLite", "TestSupport"],
+            name: "ReactiveSQLiteTests", dependencies: ["ReactiveSQLite", "TestSupport", "DatabaseTestSupport"],
             swiftSettings: strictWarnings + internalChecks),
         .testTarget(
             name: "ReactiveSQLiteCombineTests",
             dependencies: [
-                "ReactiveSQLiteCombine", "ReactiveSQLite", "DatabaseRegions", "TestSupport",
+                "ReactiveSQLiteCombine", "ReactiveSQLite", "DatabaseRegions", "TestSupport", "DatabaseTestSupport",
                 .product(name: "OpenCombine", package: "OpenCombine",
                          condition: .when(platforms: openCombinePlatforms)),
             ],

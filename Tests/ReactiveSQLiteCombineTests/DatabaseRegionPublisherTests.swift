@@ -1,3 +1,4 @@
+import DatabaseTestSupport
 import DatabaseRegions
 import ReactiveSQLite
 import ReactiveSQLiteCombine

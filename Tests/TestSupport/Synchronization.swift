@@ -78,3 +78,48 @@ public func currentDispatchQueueLabel() -> String? {
     typealias GetLabel = @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
     return unsafeBitCast(symbol, to: GetLabel.self)(nil).map { String(cString: $0) }
 }
+
+/// How long a test waits for something that must happen, before it fails.
+public let patience: Double = 20
+
+/// A signal between threads, awaited with a bound.
+public final class Gate: Sendable {
+    public init() {}
+
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    /// Lets one waiter through.
+    public func open() { semaphore.signal() }
+
+    /// Whether the gate was opened within `seconds`.
+    public func wait(seconds: Double = patience) -> Bool {
+        semaphore.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// Whether the gate was opened within `seconds`, waited for on a thread
+    /// of its own, so that no cooperative thread is blocked.
+    public func waitAsync(seconds: Double = patience) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.wait(seconds: seconds)) }
+        }
+    }
+}
+
+/// A one-time signal between threads and tasks.
+public final class Signal: Sendable {
+    private let recorder = Recorder<Bool>()
+
+    public init() {}
+
+    public func open() { recorder.append(true) }
+
+    /// Waits asynchronously until the signal is open.
+    public func wait(timeout: Duration = observationPatience) async throws {
+        try await recorder.wait(for: 1, timeout: timeout)
+    }
+
+    /// Blocks until the signal is open; false after `timeout`. Never from a task.
+    public func waitBlocking(timeout: Duration = observationPatience) -> Bool {
+        recorder.waitBlocking(for: 1, timeout: timeout)
+    }
+}

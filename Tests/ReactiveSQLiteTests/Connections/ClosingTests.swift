@@ -1,5 +1,7 @@
+import DatabaseTestSupport
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 @Suite struct ClosingTests {

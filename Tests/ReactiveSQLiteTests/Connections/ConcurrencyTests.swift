@@ -1,7 +1,9 @@
+import DatabaseTestSupport
 import Dispatch
 import Foundation
 import ReactiveSQLite
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite(.isolated) struct ConcurrencyTests {

@@ -1,3 +1,4 @@
+import DatabaseTestSupport
 import ReactiveSQLite
 import Testing
 

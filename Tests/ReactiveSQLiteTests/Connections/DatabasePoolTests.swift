@@ -1,5 +1,6 @@
 import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 @Suite(.isolated) struct DatabasePoolTests {

@@ -1,7 +1,9 @@
+import DatabaseTestSupport
 import DatabaseRegions
 import Foundation
 import ReactiveSQLite
 import Synchronization
+import TestSupport
 import Testing
 
 /// Durability defaults (a pool commits in WAL mode with `synchronous =

@@ -1,3 +1,4 @@
+import DatabaseTestSupport
 import Dispatch
 import Foundation
 @testable import ReactiveSQLite

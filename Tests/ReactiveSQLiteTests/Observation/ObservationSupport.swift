@@ -15,25 +15,6 @@ let changeTrackings: [Configuration.ChangeTracking] = [.automatic, .updateHookOn
 /// times slower: long tests do less work then.
 let isRunningUnderThreadSanitizer = dlsym(nil, "__tsan_init") != nil
 
-/// A one-time signal between threads and tasks.
-final class Signal: Sendable {
-    private let recorder = Recorder<Bool>()
-
-    init() {}
-
-    func open() { recorder.append(true) }
-
-    /// Waits asynchronously until the signal is open.
-    func wait(timeout: Duration = observationPatience) async throws {
-        try await recorder.wait(for: 1, timeout: timeout)
-    }
-
-    /// Blocks until the signal is open; false after `timeout`. Never from a task.
-    func waitBlocking(timeout: Duration = observationPatience) -> Bool {
-        recorder.waitBlocking(for: 1, timeout: timeout)
-    }
-}
-
 /// Runs a blocking closure on a thread of its own (neither a dispatch
 /// thread nor a cooperative one, whose pools are small on a small machine),
 /// and lets a task await its result.
@@ -95,20 +76,6 @@ let playerSchemaSQL = """
     INSERT INTO player (id, name, score) VALUES (1, 'Arthur', 100), (2, 'Barbara', 200), (3, 'Craig', 150);
     """
 
-extension DatabaseKind {
-    /// A fresh database of this kind, tracking changes with `changeTracking`,
-    /// set up with `sql`.
-    func make(changeTracking: Configuration.ChangeTracking, sql: String) throws -> TestDatabase {
-        var configuration = Configuration()
-        configuration.changeTracking = changeTracking
-        let test = try make(configuration: configuration)
-        if !sql.isEmpty {
-            try test.writer.write { db in try db.execute(sql: sql) }
-        }
-        return test
-    }
-}
-
 /// A counter shared between threads.
 final class ChangeCounter: Sendable {
     private let count = Locked(0)
@@ -141,14 +108,3 @@ func isOrderedSubsequence<T: Equatable>(_ values: [T], of expected: [T]) -> Bool
     return true
 }
 
-extension DatabaseWriter {
-    /// Runs several statements in one transaction, blocking.
-    func writeSQL(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
-        try write { db in try db.execute(sql: sql, arguments: arguments) }
-    }
-
-    /// Runs statements outside of any transaction: the SQL handles transactions itself.
-    func writeSQLWithoutTransaction(_ sql: String) throws {
-        try writeWithoutTransaction { db in try db.execute(sql: sql) }
-    }
-}

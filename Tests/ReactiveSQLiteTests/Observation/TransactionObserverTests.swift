@@ -1,3 +1,4 @@
+import DatabaseTestSupport
 import DatabaseRegions
 import Foundation
 import ReactiveSQLite

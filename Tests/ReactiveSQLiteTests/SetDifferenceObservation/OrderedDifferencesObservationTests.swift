@@ -1,3 +1,4 @@
+import DatabaseTestSupport
 import Differences
 import Foundation
 import ReactiveSQLite

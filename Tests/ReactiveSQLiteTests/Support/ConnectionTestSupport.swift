@@ -9,29 +9,6 @@ import Testing
 // Threads meet through semaphores with bounded waits: a wait that times out
 // fails the test instead of hanging it, and no sleep decides an outcome.
 
-/// How long a test waits for something that must happen, before it fails.
-let patience: Double = 20
-
-/// A signal between threads, awaited with a bound.
-final class Gate: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    /// Lets one waiter through.
-    func open() { semaphore.signal() }
-
-    /// Whether the gate was opened within `seconds`.
-    func wait(seconds: Double = patience) -> Bool {
-        semaphore.wait(timeout: .now() + seconds) == .success
-    }
-
-    /// Whether the gate was opened within `seconds`, waited for on a thread
-    /// of its own, so that no cooperative thread is blocked.
-    func waitAsync(seconds: Double = patience) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: self.wait(seconds: seconds)) }
-        }
-    }
-}
 
 /// The result of a block run on a thread outside of Swift concurrency's pool.
 final class ThreadResult<Value: Sendable>: Sendable {

@@ -1,3 +1,4 @@
+import DatabaseTestSupport
 import ReactiveSQLite
 
 /// The schema, rows and record types shared by the request, cursor and

@@ -1,0 +1,81 @@
+import Foundation
+import ReactiveSQLite
+import Testing
+
+/// The three kinds of database every database test runs on.
+public enum DatabaseKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case inMemoryQueue
+    case fileQueue
+    case pool
+
+    public var testDescription: String { rawValue }
+
+    /// A fresh, empty database of this kind, deleted when the returned value is released.
+    public func make(configuration: Configuration = Configuration()) throws -> TestDatabase {
+        try TestDatabase(kind: self, configuration: configuration)
+    }
+
+    /// A fresh database of this kind, set up with `sql`, deleted when the
+    /// returned value is released.
+    public func make(configuration: Configuration = Configuration(), sql: String) throws -> TestDatabase {
+        let test = try make(configuration: configuration)
+        if !sql.isEmpty {
+            try test.writer.write { db in try db.execute(sql: sql) }
+        }
+        return test
+    }
+
+    /// A fresh database of this kind, tracking changes with `changeTracking`,
+    /// set up with `sql`.
+    public func make(changeTracking: Configuration.ChangeTracking, sql: String) throws -> TestDatabase {
+        var configuration = Configuration()
+        configuration.changeTracking = changeTracking
+        return try make(configuration: configuration, sql: sql)
+    }
+}
+
+/// A database for one test: a writer, and for file databases their own
+/// temporary directory, removed on release.
+public final class TestDatabase: Sendable {
+    public let kind: DatabaseKind
+    public let writer: any DatabaseWriter
+    /// The directory of the database file (nil in memory).
+    public let directory: URL?
+    /// The path of the database file (nil in memory).
+    public var path: String? { directory?.appendingPathComponent("db.sqlite").path }
+
+    init(kind: DatabaseKind, configuration: Configuration) throws {
+        self.kind = kind
+        switch kind {
+        case .inMemoryQueue:
+            directory = nil
+            writer = try DatabaseQueue(configuration: configuration)
+        case .fileQueue, .pool:
+            let directory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("ReactiveSQLiteTests-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            self.directory = directory
+            let path = directory.appendingPathComponent("db.sqlite").path
+            writer = kind == .pool
+                ? try DatabasePool(path: path, configuration: configuration)
+                : try DatabaseQueue(path: path, configuration: configuration)
+        }
+    }
+
+    deinit {
+        writer.close()
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+}
+
+extension DatabaseWriter {
+    /// Runs several statements in one transaction, blocking.
+    public func writeSQL(_ sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try write { db in try db.execute(sql: sql, arguments: arguments) }
+    }
+
+    /// Runs statements outside of any transaction: the SQL handles transactions itself.
+    public func writeSQLWithoutTransaction(_ sql: String) throws {
+        try writeWithoutTransaction { db in try db.execute(sql: sql) }
+    }
+}
