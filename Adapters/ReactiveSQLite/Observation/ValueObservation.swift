@@ -1,51 +1,5 @@
 import DatabaseRegions
 
-/// How an observation learns which region it depends on.
-enum ObservationTracking: Sendable {
-    /// Recorded from the statements of every fetch.
-    case recorded
-    /// Recorded from the statements of the first fetch.
-    case constantRegion
-    /// Given explicitly, computed when the observation starts.
-    case regions([any DatabaseRegionConvertible])
-}
-
-/// How an observation refetches only the rows that commits changed, when
-/// it can (see `ChangedRowIDs`).
-package struct IncrementalFetch: Sendable {
-    /// The table whose changed rowids the fetch needs.
-    let table: String
-    /// Whether the fetch may apply to the observation at all (its request
-    /// and table qualify), asked once when a run starts: a run for which it
-    /// does not never records rowids nor keeps its last value.
-    let isApplicable: @Sendable (_ db: Database) throws -> Bool
-    /// Returns the value of the current state, given the value the same run
-    /// fetched last and the rowids of `table` changed since (a superset of
-    /// them), or nil when it cannot: the observation then runs its full fetch.
-    let fetch: @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
-    #if REACTIVESQLITE_INTERNAL_CHECKS
-    /// How many fetches were incremental, in every run of the observation.
-    package let statistics = IncrementalFetchStatistics()
-    #endif
-}
-
-#if REACTIVESQLITE_INTERNAL_CHECKS
-/// The number of incremental fetches of an observation, for tests: they
-/// check that an observation refetches only changed rows when it should,
-/// and never when it should not. Compiled only with the
-/// `REACTIVESQLITE_INTERNAL_CHECKS` flag (debug builds of this package).
-package final class IncrementalFetchStatistics: Sendable {
-    private let count = LockedState(0)
-
-    /// The number of fetches that were incremental.
-    package var incrementalFetchCount: Int { count.withLock { $0 } }
-
-    func recordIncrementalFetch() {
-        count.withLock { $0 += 1 }
-    }
-}
-#endif
-
 /// An observation of a value fetched from the database: it delivers the
 /// current value when it starts, then a fresh value after each committed
 /// transaction that could have changed it.

@@ -5,17 +5,6 @@
 // > performed. A TEXT value is less than a BLOB value. [...] When two BLOB
 // > values are compared, the result is determined using memcmp().
 
-/// A raw SQLite value, generic over how its text and blob are held: the
-/// value types of this package and of GRDB map to it, and compare through
-/// `SQLiteBinaryOrder`.
-package enum SQLiteRawValue<Text, Blob> {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(Text)
-    case blob(Blob)
-}
-
 /// SQLite's `BINARY` collation on raw values, and the exact comparisons it
 /// rests on: the one implementation of these rules in the package.
 ///
