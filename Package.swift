@@ -26,6 +26,17 @@ let package = Package(
         .library(name: "GRDBDifferences", targets: ["GRDBDifferences"]),
         .executable(name: "sqlite-watch", targets: ["sqlite-watch"]),
     ],
+    traits: [
+        .trait(
+            name: "GRDB",
+            description: "Builds GRDBDifferences, our diff observations on GRDB's ValueObservation (fetches GRDB)."),
+        .trait(
+            name: "OpenCombine",
+            description: "Builds ReactiveSQLiteCombine where Apple's Combine does not exist, on OpenCombine "
+                + "(fetches OpenCombine). On Apple platforms the publishers use Combine, trait or not."),
+        // Depending on ReactiveSQLite alone fetches and builds no third-party package.
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
@@ -51,14 +62,17 @@ let package = Package(
             dependencies: [
                 "ReactiveSQLite",
                 .product(name: "OpenCombine", package: "OpenCombine",
-                         condition: .when(platforms: openCombinePlatforms)),
+                         condition: .when(platforms: openCombinePlatforms, traits: ["OpenCombine"])),
             ],
             path: "Adapters/ReactiveSQLiteCombine", swiftSettings: strictWarnings),
 
         // Adapter: our differences on GRDB's own ValueObservation.
         .target(
             name: "GRDBDifferences",
-            dependencies: ["Differences", "DatabaseRegions", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "Differences", "DatabaseRegions",
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["GRDB"])),
+            ],
             path: "Adapters/GRDBDifferences", swiftSettings: strictWarnings),
 
         // The main job: watch a live query on any database file.
@@ -101,12 +115,15 @@ let package = Package(
             dependencies: [
                 "ReactiveSQLiteCombine", "ReactiveSQLite", "DatabaseRegions", "TestSupport", "DatabaseTestSupport",
                 .product(name: "OpenCombine", package: "OpenCombine",
-                         condition: .when(platforms: openCombinePlatforms)),
+                         condition: .when(platforms: openCombinePlatforms, traits: ["OpenCombine"])),
             ],
             swiftSettings: strictWarnings),
         .testTarget(
             name: "GRDBDifferencesTests",
-            dependencies: ["GRDBDifferences", "Differences", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "GRDBDifferences", "Differences", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["GRDB"])),
+            ],
             swiftSettings: strictWarnings),
         .testTarget(
             name: "SQLiteWatchTests", dependencies: ["sqlite-watch", "TestSupport"],

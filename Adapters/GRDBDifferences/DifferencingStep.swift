@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import GRDB
 
 /// The reducers of an observation made by this module's operators: GRDB's
@@ -116,3 +118,5 @@ extension ValueObservation {
             .map { step in try step.output(makeDifferencer: makeDifferencer) }
     }
 }
+
+#endif

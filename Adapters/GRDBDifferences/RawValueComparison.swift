@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import DatabaseRegions
 import Foundation
 import GRDB
@@ -93,3 +95,5 @@ extension Row {
         SQLiteIdentifier.areEqual(lhs, rhs)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 
@@ -72,3 +74,5 @@ extension Row {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 
 extension Array {
@@ -34,3 +36,5 @@ extension Array {
         DifferencesObservationError(kind: .duplicateIdentifier, message: message)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 
@@ -57,3 +59,5 @@ where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable
         }
     }
 }
+
+#endif

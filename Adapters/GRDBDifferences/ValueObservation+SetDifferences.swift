@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 
@@ -79,3 +81,5 @@ where
         }
     }
 }
+
+#endif

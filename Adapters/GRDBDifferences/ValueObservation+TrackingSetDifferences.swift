@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 
@@ -208,3 +210,5 @@ extension ValueObservation {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 // The one place where the adapter chooses its reactive framework: Apple's
 // Combine where it exists, OpenCombine (the same API, open source)
 // elsewhere. Nothing is re-exported: an app imports the framework it
@@ -14,3 +16,5 @@ import OpenCombine
 /// `RecordObservation.publisher(in:scheduling:)` and
 /// `DatabaseRegionObservation.publisher(in:)`.
 public enum DatabasePublishers {}
+
+#endif

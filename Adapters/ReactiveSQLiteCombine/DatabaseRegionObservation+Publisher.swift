@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 #if canImport(Combine)
 import Combine
 #else
@@ -182,3 +184,5 @@ where Downstream.Input == Database, Downstream.Failure == any Error {
         downstream.receive(completion: .failure(error))
     }
 }
+
+#endif

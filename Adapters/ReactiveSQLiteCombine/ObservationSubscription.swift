@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 #if canImport(Combine)
 import Combine
 #else
@@ -221,3 +223,5 @@ where Downstream.Failure == any Error, Downstream.Input: Sendable {
         }
     }
 }
+
+#endif

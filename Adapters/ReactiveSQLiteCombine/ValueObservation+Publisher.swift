@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 #if canImport(Combine)
 import Combine
 #else
@@ -72,3 +74,5 @@ extension DatabasePublishers {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 import GRDBDifferences
@@ -91,3 +93,5 @@ import Testing
         #expect((error as? DatabaseError)?.resultCode == .SQLITE_ERROR)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 import GRDBDifferences
@@ -134,3 +136,5 @@ import Testing
         #expect(change.difference.deletions == [1])
     }
 }
+
+#endif

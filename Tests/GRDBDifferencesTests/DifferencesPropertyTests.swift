@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 import GRDBDifferences
@@ -153,3 +155,5 @@ import TestSupport
         }
     }
 }
+
+#endif

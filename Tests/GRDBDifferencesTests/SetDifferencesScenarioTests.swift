@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 import GRDBDifferences
@@ -103,3 +105,5 @@ import Testing
         #expect(differences.map { DifferenceSummary($0, counts: true) } == Self.expectedWithCounts)
     }
 }
+
+#endif

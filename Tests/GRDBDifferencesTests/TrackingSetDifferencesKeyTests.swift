@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import Foundation
 import GRDB
@@ -393,3 +395,5 @@ import Testing
         #expect(values.values.isEmpty)
     }
 }
+
+#endif

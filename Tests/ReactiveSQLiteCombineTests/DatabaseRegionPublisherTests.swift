@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 import DatabaseTestSupport
 import DatabaseRegions
 import ReactiveSQLite
@@ -148,3 +150,5 @@ import OpenCombine
         #expect((error as? DatabaseError)?.message == "no such table: missing")
     }
 }
+
+#endif

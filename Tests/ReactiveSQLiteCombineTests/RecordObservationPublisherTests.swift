@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 import DatabaseTestSupport
 import ReactiveSQLite
 import ReactiveSQLiteCombine
@@ -80,3 +82,5 @@ import OpenCombine
         #expect((error as? DatabaseError)?.message == "no such table: player")
     }
 }
+
+#endif

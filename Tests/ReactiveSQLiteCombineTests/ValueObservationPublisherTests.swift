@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 import DatabaseTestSupport
 import Dispatch
 import Foundation
@@ -382,3 +384,5 @@ import OpenCombine
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Foundation
 import GRDB
 import Testing
@@ -57,3 +59,5 @@ extension DatabaseWriter {
         try write { db in try db.execute(sql: sql, arguments: arguments) }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Differences
 import GRDB
 
@@ -66,3 +68,5 @@ struct DifferenceSummary: Equatable, CustomStringConvertible {
         return "(\(list(inserted)) | \(list(updated)) | \(list(deleted)))"
     }
 }
+
+#endif

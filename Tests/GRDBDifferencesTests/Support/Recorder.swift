@@ -1,3 +1,5 @@
+#if GRDB
+// Built with the package trait GRDB only.
 import Dispatch
 import Foundation
 import GRDB
@@ -28,3 +30,5 @@ extension ValueObservation where Reducer: ValueReducer {
             onChange: recorder.append)
     }
 }
+
+#endif

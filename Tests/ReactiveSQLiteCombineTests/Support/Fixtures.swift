@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 import Dispatch
 import ReactiveSQLite
 import ReactiveSQLiteCombine
@@ -55,3 +57,5 @@ func isOrderedSubsequence<T: Equatable>(_ values: [T], of expected: [T]) -> Bool
     }
     return true
 }
+
+#endif

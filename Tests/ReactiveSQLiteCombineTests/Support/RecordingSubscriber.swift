@@ -1,3 +1,5 @@
+#if canImport(Combine) || OpenCombine
+// Built where Combine exists, or with the package trait OpenCombine.
 import Foundation
 import ReactiveSQLite
 import ReactiveSQLiteCombine
@@ -226,3 +228,5 @@ extension EventRecordingSubscriber where Input == Database, Recorded == Int {
             onValue: onValue)
     }
 }
+
+#endif
