@@ -75,11 +75,17 @@ let package = Package(
             ],
             path: "Adapters/GRDBDifferences", swiftSettings: strictWarnings),
 
-        // The main job: watch a live query on any database file.
+        // The tool's library: row identity, diffing, rendering (table and JSON).
+        .target(
+            name: "SQLiteWatchKit", dependencies: ["ReactiveSQLite", "DatabaseRegions", "Differences"],
+            path: "Tools/SQLiteWatchKit", swiftSettings: strictWarnings),
+
+        // The main job: watch a live query on any database file (a thin
+        // command line over SQLiteWatchKit).
         .executableTarget(
             name: "sqlite-watch",
             dependencies: [
-                "ReactiveSQLite", "DatabaseRegions", "Differences",
+                "ReactiveSQLite", "SQLiteWatchKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/sqlite-watch", swiftSettings: strictWarnings),
@@ -124,6 +130,10 @@ let package = Package(
                 "GRDBDifferences", "Differences", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["GRDB"])),
             ],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "SQLiteWatchKitTests",
+            dependencies: ["SQLiteWatchKit", "ReactiveSQLite", "TestSupport", "DatabaseTestSupport"],
             swiftSettings: strictWarnings),
         .testTarget(
             name: "SQLiteWatchTests", dependencies: ["sqlite-watch", "TestSupport"],

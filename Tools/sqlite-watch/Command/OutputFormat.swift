@@ -1,3 +1,4 @@
+import SQLiteWatchKit
 import ArgumentParser
 
 /// The output formats of `--format`: `TableRenderer` and `JSONRenderer`.

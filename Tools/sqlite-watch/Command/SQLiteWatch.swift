@@ -1,3 +1,4 @@
+import SQLiteWatchKit
 import ArgumentParser
 import Dispatch
 

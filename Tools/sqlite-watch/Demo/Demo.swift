@@ -1,3 +1,4 @@
+import SQLiteWatchKit
 import Foundation
 
 /// The demo that `sqlite-watch` runs without arguments: a temporary

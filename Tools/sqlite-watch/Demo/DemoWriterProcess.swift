@@ -1,3 +1,4 @@
+import SQLiteWatchKit
 import Foundation
 
 /// The child process that runs the demo's writer: this same executable,

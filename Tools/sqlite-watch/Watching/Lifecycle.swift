@@ -1,3 +1,4 @@
+import SQLiteWatchKit
 import Dispatch
 import Foundation
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ReactiveSQLite
+import SQLiteWatchKit
 
 /// Watches a query on a database file: opens it read-only with external
 /// change observation, prints the current rows, then each change.

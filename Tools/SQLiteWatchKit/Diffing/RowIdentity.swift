@@ -3,7 +3,7 @@ import DatabaseRegions
 /// How the rows of a query are recognized from one result to the next, so
 /// that a row whose values changed is reported as updated rather than as a
 /// deletion and an insertion.
-enum RowIdentity: Equatable {
+public enum RowIdentity: Equatable {
     /// The primary key of the only table the query reads, when all its
     /// columns are result columns.
     case primaryKey(table: String, columns: [String])
@@ -14,7 +14,7 @@ enum RowIdentity: Equatable {
     case wholeRow
 
     /// The key columns, or nil for the whole row.
-    var columns: [String]? {
+    public var columns: [String]? {
         switch self {
         case .primaryKey(_, let columns), .keyColumns(let columns): columns
         case .wholeRow: nil
@@ -24,7 +24,7 @@ enum RowIdentity: Equatable {
     /// The indexes of the key columns among `columnNames` (ASCII
     /// case-insensitive, the leftmost column wins, as SQLite resolves names),
     /// or nil when the identity is the whole row or a key column is missing.
-    func columnIndexes(in columnNames: [String]) -> [Int]? {
+    public func columnIndexes(in columnNames: [String]) -> [Int]? {
         guard let columns else { return nil }
         var indexes: [Int] = []
         for column in columns {
@@ -35,7 +35,7 @@ enum RowIdentity: Equatable {
     }
 
     /// A sentence for the note printed when watching starts.
-    var explanation: String {
+    public var explanation: String {
         switch self {
         case .primaryKey(let table, let columns):
             "rows are identified by the primary key of \(table) (\(columns.joined(separator: ", ")))"

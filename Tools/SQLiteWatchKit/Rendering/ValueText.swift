@@ -14,14 +14,14 @@ import ReactiveSQLite
 /// round them: those are strings of digits; finite reals as numbers, infinite
 /// ones as the strings `"Infinity"` and `"-Infinity"`; texts as strings;
 /// blobs as `{"blob":"00FF"}` (uppercase hexadecimal, as SQLite's `hex()`).
-enum ValueText {
+public enum ValueText {
     /// The largest magnitude of an integer that every JSON reader keeps exactly.
-    static let largestExactJSONInteger: Int64 = 1 << 53
+    public static let largestExactJSONInteger: Int64 = 1 << 53
 
     /// The longest blob shown whole in a table.
-    static let tableBlobPrefix = 32
+    public static let tableBlobPrefix = 32
 
-    static func table(_ value: DatabaseValue) -> String {
+    public static func table(_ value: DatabaseValue) -> String {
         switch value.storage {
         case .null: "NULL"
         case .integer(let integer): String(integer)
@@ -34,7 +34,7 @@ enum ValueText {
         }
     }
 
-    static func json(_ value: DatabaseValue) -> String {
+    public static func json(_ value: DatabaseValue) -> String {
         switch value.storage {
         case .null: "null"
         case .integer(let integer):
@@ -46,7 +46,7 @@ enum ValueText {
     }
 
     /// Whether the value is shown as a number (aligned to the right in tables).
-    static func isNumeric(_ value: DatabaseValue) -> Bool {
+    public static func isNumeric(_ value: DatabaseValue) -> Bool {
         switch value.storage {
         case .integer, .real, .null: true
         case .text, .blob: false
@@ -54,7 +54,7 @@ enum ValueText {
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped.
-    static func jsonString(_ text: String) -> String {
+    public static func jsonString(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -80,7 +80,7 @@ enum ValueText {
 
     /// The text with its control characters escaped, as in tables: `\n`,
     /// `\t`, `\u{1B}`. Also for column names, which a query chooses.
-    static func escapingControlCharacters(_ text: String) -> String {
+    public static func escapingControlCharacters(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {

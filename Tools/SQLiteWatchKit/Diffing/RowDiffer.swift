@@ -5,9 +5,9 @@ import ReactiveSQLite
 /// with the Differences core: a `SetDifferenceScanner` over rows sorted by
 /// key (one linear merge per result), or, with `--ordered`, an
 /// `OrderedDifference`, which also finds the fewest moves.
-struct RowDiffer {
+public struct RowDiffer {
     /// The comparison of a new result with the previous one.
-    enum Outcome {
+    public enum Outcome {
         /// Same rows, same values (and same order with `--ordered`).
         case unchanged
         case changed(RowChanges)
@@ -17,10 +17,10 @@ struct RowDiffer {
         case columnsChanged
     }
 
-    let identity: RowIdentity
-    let isOrdered: Bool
+    public let identity: RowIdentity
+    public let isOrdered: Bool
     /// The columns of the last result.
-    private(set) var columnNames: [String]
+    public private(set) var columnNames: [String]
     /// The indexes of the key columns in `columnNames`, or nil for the whole row.
     private(set) var keyIndexes: [Int]?
     /// Without `--ordered`: the last result, sorted by key.
@@ -32,7 +32,7 @@ struct RowDiffer {
     ///
     /// - Parameter columnNames: The query's columns, used while the result
     ///   is empty (an empty result has no row to read them from).
-    init(identity: RowIdentity, isOrdered: Bool, columnNames: [String], rows: [Row]) {
+    public init(identity: RowIdentity, isOrdered: Bool, columnNames: [String], rows: [Row]) {
         self.identity = identity
         self.isOrdered = isOrdered
         self.columnNames = columnNames
@@ -42,7 +42,7 @@ struct RowDiffer {
 
     /// Whether rows are compared by all their values, because there is no
     /// key or a key column is no longer in the result.
-    var identifiesWholeRows: Bool { keyIndexes == nil }
+    public var identifiesWholeRows: Bool { keyIndexes == nil }
 
     /// Compares `rows` with the previous result, and keeps them for the next
     /// comparison.
@@ -51,7 +51,7 @@ struct RowDiffer {
     ///   O(n + m) for the set difference, where n and m are the sizes of the
     ///   results; O(n + m + k log k) for the ordered difference, where k is
     ///   the number of rows present in both.
-    mutating func diff(to rows: [Row]) -> Outcome {
+    public mutating func diff(to rows: [Row]) -> Outcome {
         if let first = rows.first, first.columnNames != columnNames {
             restart(with: rows)
             return .columnsChanged

@@ -3,14 +3,14 @@ import ReactiveSQLite
 extension Row {
     /// The indexes of the columns whose stored values differ between `old`
     /// and this row (see `DatabaseValue.isStored(as:)`).
-    func changedColumns(from old: Row) -> [Int] {
+    public func changedColumns(from old: Row) -> [Int] {
         databaseValues.indices.filter { index in
             index >= old.databaseValues.count || !databaseValues[index].isStored(as: old.databaseValues[index])
         }
     }
 
     /// Whether every column holds the same stored value in both rows.
-    func isStored(as other: Row) -> Bool {
+    public func isStored(as other: Row) -> Bool {
         databaseValues.count == other.databaseValues.count
             && zip(databaseValues, other.databaseValues).allSatisfy { $0.isStored(as: $1) }
     }
@@ -22,7 +22,7 @@ extension DatabaseValue {
     ///
     /// Stricter than `==`, for which the integer 1 and the real 1.0 are
     /// equal: an UPDATE from one to the other is a change to report.
-    func isStored(as other: DatabaseValue) -> Bool {
+    public func isStored(as other: DatabaseValue) -> Bool {
         switch (storage, other.storage) {
         case (.null, .null): true
         case (.integer(let lhs), .integer(let rhs)): lhs == rhs

@@ -29,31 +29,31 @@ import ReactiveSQLite
 ///
 /// On a terminal, kinds and rows are colored (inserted green, deleted red,
 /// updated columns yellow, moves cyan).
-struct TableRenderer: ResultRenderer {
-    let isOrdered: Bool
-    let painter: Painter
+public struct TableRenderer: ResultRenderer {
+    public let isOrdered: Bool
+    public let painter: Painter
     /// The local time of each change, in its title.
     private let timeFormatter: DateFormatter
 
-    init(isOrdered: Bool, painter: Painter) {
+    public init(isOrdered: Bool, painter: Painter) {
         self.isOrdered = isOrdered
         self.painter = painter
         timeFormatter = DateFormatter()
         timeFormatter.dateFormat = "HH:mm:ss"
     }
 
-    func initialResult(columnNames: [String], rows: [Row]) -> String {
+    public func initialResult(columnNames: [String], rows: [Row]) -> String {
         var table = TextTable(headers: Self.headers(columnNames), rightAligned: Self.numericColumns(columnNames.count, rows: rows))
         table.rows = rows.map { row in row.databaseValues.map(valueCell) }
         let count = rows.count == 1 ? "(1 row)" : rows.isEmpty ? "(no rows)" : "(\(rows.count) rows)"
         return table.render(with: painter) + count + "\n"
     }
 
-    func columnsChanged(columnNames: [String], rows: [Row]) -> String {
+    public func columnsChanged(columnNames: [String], rows: [Row]) -> String {
         "the query's columns changed; the new result:\n" + initialResult(columnNames: columnNames, rows: rows)
     }
 
-    func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String {
+    public func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String {
         let lines = lines(of: changes)
         let leadingHeaders = isOrdered ? ["change", "position"] : ["change"]
         let numeric = Self.numericColumns(columnNames.count, rows: lines.map(\.row) + lines.compactMap(\.previous))

@@ -9,11 +9,11 @@ import ReactiveSQLite
 /// column that is not unique): the first such row of a result is occurrence
 /// 0, the next one 1, and so on, so that every key of a result is unique, as
 /// the difference algorithms require.
-struct RowKey: Hashable, Comparable {
-    var values: [DatabaseValue]
-    var occurrence: Int
+public struct RowKey: Hashable, Comparable {
+    public var values: [DatabaseValue]
+    public var occurrence: Int
 
-    static func < (lhs: RowKey, rhs: RowKey) -> Bool {
+    public static func < (lhs: RowKey, rhs: RowKey) -> Bool {
         for (left, right) in zip(lhs.values, rhs.values) where left != right {
             return left < right
         }

@@ -2,40 +2,46 @@ import ReactiveSQLite
 
 /// An error that ends `sqlite-watch`: a message for standard error and the
 /// exit status that goes with it.
-struct WatchError: Error, CustomStringConvertible {
-    var status: ExitStatus
+public struct WatchError: Error, CustomStringConvertible {
+    public var status: ExitStatus
     /// One or more lines, without the `sqlite-watch: error:` prefix.
-    var message: String
+    public var message: String
 
-    var description: String { message }
+    /// Creates an error with its exit status and message.
+    public init(status: ExitStatus, message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    public var description: String { message }
 }
 
 extension WatchError {
-    static func missingFile(_ path: String) -> WatchError {
+    public static func missingFile(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "no such file: \(path) (sqlite-watch never creates a database)")
     }
 
-    static func directory(_ path: String) -> WatchError {
+    public static func directory(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) is a directory, not a database file")
     }
 
-    static func notADatabase(_ path: String) -> WatchError {
+    public static func notADatabase(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) is not a database (SQLITE_NOTADB: file is not a database)")
     }
 
-    static func cannotOpen(_ path: String, _ error: DatabaseError) -> WatchError {
+    public static func cannotOpen(_ path: String, _ error: DatabaseError) -> WatchError {
         WatchError(status: .databaseError, message: "cannot read \(path): \(error.summary)")
     }
 
-    static func deleted(_ path: String) -> WatchError {
+    public static func deleted(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) was deleted while watched")
     }
 
-    static func replaced(_ path: String) -> WatchError {
+    public static func replaced(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) was replaced by another file while watched")
     }
 
-    static func invalidSQL(_ sql: String, _ error: DatabaseError) -> WatchError {
+    public static func invalidSQL(_ sql: String, _ error: DatabaseError) -> WatchError {
         // The library's own checks, reworded for the command line.
         var reason = error.summary
         if error.resultCode == .SQLITE_MISUSE, let message = error.message {
@@ -48,21 +54,21 @@ extension WatchError {
         return WatchError(status: .queryError, message: "invalid SQL: \(reason)\n  SQL: \(sql)")
     }
 
-    static func notARead(_ sql: String) -> WatchError {
+    public static func notARead(_ sql: String) -> WatchError {
         WatchError(
             status: .queryError,
             message: "not a read: sqlite-watch watches statements that return rows and change nothing, "
                 + "such as SELECT\n  SQL: \(sql)")
     }
 
-    static func unknownKey(_ key: String, columns: [String]) -> WatchError {
+    public static func unknownKey(_ key: String, columns: [String]) -> WatchError {
         WatchError(
             status: .queryError,
             message: "--key \(key): no such column in the query's result (columns: \(columns.joined(separator: ", ")))")
     }
 
     /// A failure of the observation once watching started.
-    static func watchFailed(_ sql: String, _ error: any Error) -> WatchError {
+    public static func watchFailed(_ sql: String, _ error: any Error) -> WatchError {
         guard let error = error as? DatabaseError else {
             return WatchError(status: .databaseError, message: "the query failed: \(error)\n  SQL: \(sql)")
         }
@@ -74,13 +80,13 @@ extension WatchError {
 
 extension DatabaseError {
     /// SQLite's message and result code, without the SQL and the connection label.
-    var summary: String {
+    public var summary: String {
         "\(message ?? "error") (SQLite error \(extendedResultCode.rawValue))"
     }
 
     /// Whether the error means another connection holds a lock for longer
     /// than the busy timeout: waiting and trying again can succeed.
-    var isLockContention: Bool {
+    public var isLockContention: Bool {
         resultCode == .SQLITE_BUSY || resultCode == .SQLITE_LOCKED
     }
 }

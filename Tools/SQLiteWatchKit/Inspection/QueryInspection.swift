@@ -2,9 +2,9 @@ import ReactiveSQLite
 
 /// What `sqlite-watch` learns from the query before watching it: that it is
 /// a valid read, its result columns, and how its rows are identified.
-struct QueryInspection {
-    var columnNames: [String]
-    var identity: RowIdentity
+public struct QueryInspection {
+    public var columnNames: [String]
+    public var identity: RowIdentity
 
     /// Compiles and checks the query.
     ///
@@ -13,7 +13,7 @@ struct QueryInspection {
     ///   is not a read, or a key that is not a result column; the
     ///   `DatabaseError` itself when the database is locked, so that the
     ///   caller can wait and retry.
-    init(sql: String, keys: [String], in db: Database) throws {
+    public init(sql: String, keys: [String], in db: Database) throws {
         let statement: Statement
         do {
             statement = try db.makeStatement(sql: sql)

@@ -2,17 +2,17 @@ import ReactiveSQLite
 
 /// A row and its key. After an update reported by the set difference,
 /// `previous` holds the row before the update.
-struct KeyedRow {
-    var key: RowKey
-    var row: Row
-    var previous: Row?
+public struct KeyedRow {
+    public var key: RowKey
+    public var row: Row
+    public var previous: Row?
 
     /// Keys the rows of one result, in result order.
     ///
     /// - Parameter keyIndexes: The key columns, or nil for the whole row.
     /// - Complexity: O(n × k), where n is the number of rows and k the
     ///   number of key columns.
-    static func keying(_ rows: [Row], by keyIndexes: [Int]?) -> [KeyedRow] {
+    public static func keying(_ rows: [Row], by keyIndexes: [Int]?) -> [KeyedRow] {
         var occurrences: [[DatabaseValue]: Int] = [:]
         return rows.map { row in
             let values = keyIndexes.map { $0.map { row.databaseValues[$0] } } ?? row.databaseValues

@@ -2,7 +2,7 @@ import ReactiveSQLite
 
 /// Writes the watched query's results and changes as text for standard
 /// output: `TableRenderer` for people, `JSONRenderer` for programs.
-protocol ResultRenderer {
+public protocol ResultRenderer {
     /// The current rows, printed once when watching starts.
     func initialResult(columnNames: [String], rows: [Row]) -> String
 

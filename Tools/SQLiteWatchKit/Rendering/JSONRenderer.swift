@@ -19,19 +19,24 @@ import ReactiveSQLite
 ///   1-based positions.
 ///
 /// See `ValueText` for how values are written.
-struct JSONRenderer: ResultRenderer {
-    let isOrdered: Bool
+public struct JSONRenderer: ResultRenderer {
+    public let isOrdered: Bool
 
-    func initialResult(columnNames: [String], rows: [Row]) -> String {
+    /// A renderer; with `isOrdered`, changes include moves (`--ordered`).
+    public init(isOrdered: Bool) {
+        self.isOrdered = isOrdered
+    }
+
+    public func initialResult(columnNames: [String], rows: [Row]) -> String {
         let keys = Self.objectKeys(columnNames)
         return "{\"rows\":\(array(rows.map { object($0, keys: keys) }))}\n"
     }
 
-    func columnsChanged(columnNames: [String], rows: [Row]) -> String {
+    public func columnsChanged(columnNames: [String], rows: [Row]) -> String {
         initialResult(columnNames: columnNames, rows: rows)
     }
 
-    func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String {
+    public func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String {
         let keys = Self.objectKeys(columnNames)
         var members = [
             ("inserted", array(changes.inserted.map { object($0.row, keys: keys) })),
@@ -66,7 +71,7 @@ struct JSONRenderer: ResultRenderer {
     /// Unique object keys for the columns: the second column named `id`
     /// becomes `id:2`, the third `id:3`, skipping keys already taken (by a
     /// column named `id:2`), so that no member of an object hides another.
-    static func objectKeys(_ columnNames: [String]) -> [String] {
+    public static func objectKeys(_ columnNames: [String]) -> [String] {
         var counts: [String: Int] = [:]
         var taken = Set<String>()
         return columnNames.map { name in

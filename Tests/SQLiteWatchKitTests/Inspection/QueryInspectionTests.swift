@@ -1,0 +1,52 @@
+import DatabaseTestSupport
+import ReactiveSQLite
+import SQLiteWatchKit
+import Testing
+
+/// How the tool identifies the rows of a query, and the errors of a query
+/// it cannot watch, in process.
+@Suite struct QueryInspectionTests {
+    private static let schema = """
+        CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT, score INT);
+        CREATE TABLE team(a TEXT, b INT, name TEXT, PRIMARY KEY (a, b));
+        CREATE TABLE note(text TEXT);
+        CREATE VIEW champion AS SELECT * FROM player WHERE score > 100;
+        """
+
+    private func inspect(_ sql: String, keys: [String] = []) throws -> QueryInspection {
+        let test = try DatabaseKind.inMemoryQueue.make(sql: Self.schema)
+        return try test.writer.read { db in try QueryInspection(sql: sql, keys: keys, in: db) }
+    }
+
+    @Test func primaryKeysOfOneTable() throws {
+        #expect(try inspect("SELECT * FROM player").identity == .primaryKey(table: "player", columns: ["id"]))
+        #expect(try inspect("SELECT name, b, a FROM team").identity == .primaryKey(table: "team", columns: ["a", "b"]))
+        #expect(try inspect("SELECT rowid, text FROM note").identity == .primaryKey(table: "note", columns: ["rowid"]))
+        #expect(try inspect("SELECT * FROM champion").identity == .primaryKey(table: "player", columns: ["id"]))
+        #expect(try inspect("SELECT * FROM player").columnNames == ["id", "name", "score"])
+    }
+
+    @Test func noKeyMeansWholeRows() throws {
+        #expect(try inspect("SELECT name FROM player").identity == .wholeRow)
+        #expect(try inspect("SELECT id AS playerID FROM player").identity == .wholeRow)
+        #expect(try inspect("SELECT text FROM note").identity == .wholeRow)
+        #expect(try inspect("SELECT p.* FROM player p JOIN team t ON t.name = p.name").identity == .wholeRow)
+        #expect(try inspect("SELECT name FROM player", keys: ["NAME"]).identity == .keyColumns(["NAME"]))
+    }
+
+    @Test func queriesThatCannotBeWatchedExitWithStatus2() {
+        for (sql, keys, fragment) in [
+            ("SELEC * FROM player", [String](), "SELEC"),
+            ("DELETE FROM player", [], "DELETE"),
+            ("SELECT * FROM nowhere", [], "nowhere"),
+            ("SELECT name FROM player", ["id"], "id"),
+        ] {
+            #expect {
+                _ = try inspect(sql, keys: keys)
+            } throws: { error in
+                guard let error = error as? WatchError else { return false }
+                return error.status == .queryError && error.message.contains(fragment)
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import ReactiveSQLite
+import SQLiteWatchKit
+import Testing
+
+/// The table and JSON outputs, in process: the formats `--help` documents
+/// and the live-query server will share.
+@Suite struct RenderingTests {
+    private let rows = [Row(["id": 1, "name": "Arthur", "score": 100]), Row(["id": 2, "name": "Barbara", "score": 80])]
+
+    private func changes(ordered: Bool) -> RowChanges {
+        var differ = RowDiffer(
+            identity: .keyColumns(["id"]), isOrdered: ordered, columnNames: ["id", "name", "score"], rows: rows)
+        let next = [Row(["id": 2, "name": "Barbara", "score": 80]), Row(["id": 1, "name": "Arthur", "score": 120]),
+                    Row(["id": 3, "name": "Craig", "score": 50])]
+        guard case .changed(let changes) = differ.diff(to: next) else { fatalError("the rows changed") }
+        return changes
+    }
+
+    @Test func jsonInitialResultAndChanges() {
+        let renderer = JSONRenderer(isOrdered: false)
+        #expect(renderer.initialResult(columnNames: ["id", "name", "score"], rows: rows) == """
+            {"rows":[{"id":1,"name":"Arthur","score":100},{"id":2,"name":"Barbara","score":80}]}
+
+            """)
+        #expect(renderer.changes(changes(ordered: false), number: 1, columnNames: ["id", "name", "score"]) == """
+            {"inserted":[{"id":3,"name":"Craig","score":50}],"updated":[{"id":1,"name":"Arthur","score":120}],\
+            "previous":[{"score":100}],"deleted":[]}
+
+            """)
+    }
+
+    @Test func jsonOrderedChangesHaveMoves() throws {
+        let line = JSONRenderer(isOrdered: true).changes(changes(ordered: true), number: 1, columnNames: ["id", "name", "score"])
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let moved = try #require(object["moved"] as? [[String: Any]])
+        #expect(moved.count == 1)
+        #expect(moved.first?["from"] as? Int == 2 && moved.first?["to"] as? Int == 1)
+    }
+
+    @Test func jsonValuesStayExactAndValid() throws {
+        let row = Row([
+            "big": Int64(1) << 60, "small": 42, "inf": Double.infinity, "real": 0.5,
+            "text": "a\"b\\c\n\u{1}", "blob": Data([0, 255]), "null": nil,
+        ])
+        let line = JSONRenderer(isOrdered: false).initialResult(columnNames: row.columnNames, rows: [row])
+        #expect(line.contains(#""big":"1152921504606846976""#))
+        #expect(line.contains(#""small":42"#))
+        #expect(line.contains(#""inf":"Infinity""#))
+        #expect(line.contains(#""blob":{"blob":"00FF"}"#))
+        #expect(line.contains(#""null":null"#))
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: [[String: Any]]])
+        #expect(object["rows"]?.first?["text"] as? String == "a\"b\\c\n\u{1}")
+    }
+
+    @Test func repeatedColumnNamesGetDistinctKeys() {
+        // In column order: the second `id` takes `id:2`, so the column named
+        // `id:2` becomes `id:2:2`; no key hides another.
+        let keys = JSONRenderer.objectKeys(["id", "id", "id:2", "id"])
+        #expect(keys == ["id", "id:2", "id:2:2", "id:3"])
+        #expect(Set(keys).count == keys.count)
+    }
+
+    @Test func tableForPeople() {
+        let renderer = TableRenderer(isOrdered: false, painter: Painter(usesColors: false))
+        #expect(renderer.initialResult(columnNames: ["id", "name", "score"], rows: rows) == """
+            +----+---------+-------+
+            | id | name    | score |
+            +----+---------+-------+
+            |  1 | Arthur  |   100 |
+            |  2 | Barbara |    80 |
+            +----+---------+-------+
+            (2 rows)
+
+            """)
+        let text = renderer.changes(changes(ordered: false), number: 1, columnNames: ["id", "name", "score"])
+        #expect(text.hasPrefix("change 1 at "))
+        #expect(text.contains(": 1 inserted, 1 updated\n"))
+        #expect(text.contains("| updated  |  1 | Arthur | 100 → 120 |"))
+        #expect(text.contains("| inserted |  3 | Craig  |        50 |"))
+    }
+
+    @Test func valuesCannotBreakALineOrColorTheTerminal() {
+        #expect(ValueText.table(DatabaseValue(storage: .text("a\nb\u{1B}[31m"))) == "a\\nb\\u{1B}[31m")
+        #expect(ValueText.table(DatabaseValue(storage: .blob(Data(repeating: 1, count: 40)))).hasSuffix("… (40 bytes)"))
+    }
+}
