@@ -60,13 +60,18 @@ final class ExternalChangeWatcher: @unchecked Sendable {
 
     /// The dedicated connection and its timer, for one period of polling.
     ///
-    /// `@unchecked Sendable`: `lastDataVersion` is only used on the
-    /// connection's queue (its initial value is set before the timer
+    /// `@unchecked Sendable`: `lastDataVersion` and `isFailing` are only
+    /// used on the connection's queue (its initial value is set before the timer
     /// starts); the rest is immutable (the timer is thread-safe).
     private final class Poller: @unchecked Sendable {
         let connection: SerializedDatabase
         let timer: any DispatchSourceTimer
         var lastDataVersion: Int
+        /// Whether the last reading failed for another reason than a lock
+        /// (the file is no longer a database, an I/O error): the
+        /// observations were told once, and are not told again until a
+        /// reading succeeds.
+        var isFailing = false
 
         init(connection: SerializedDatabase, timer: any DispatchSourceTimer, lastDataVersion: Int) {
             self.connection = connection
@@ -251,9 +256,29 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// lock held by another process) are merged into one.
     private func poll(_ poller: Poller) {
         poller.connection.asyncAccess({ db in try db.dataVersion() }, completion: { [self] result in
-            // A failed reading (the file is locked for longer than the busy
-            // timeout) keeps the previous version: the next tick compares again.
-            guard case .success(let version) = result else { return }
+            let version: Int
+            switch result {
+            case .success(let value):
+                version = value
+                poller.isFailing = false
+            case .failure(let error as DatabaseError) where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED:
+                // The file is locked for longer than the busy timeout: keep
+                // the previous version, the next tick compares again.
+                return
+            case .failure:
+                // The file may no longer be a database (overwritten,
+                // truncated, unreadable): the observations fetch again, once
+                // per failing episode, and meet the error themselves if
+                // their reads fail too.
+                guard !poller.isFailing else { return }
+                poller.isFailing = true
+                writer.asyncWithoutWaiting { [self] db in
+                    guard writerDataVersion != nil else { return }  // No observation now.
+                    try? db.refreshSchemaCacheIfNeeded()
+                    db.observationBroker.databaseDidChangeExternally()
+                }
+                return
+            }
             let hasChanged = version != poller.lastDataVersion
             poller.lastDataVersion = version
             let isCheckDue = state.withLock { state -> Bool? in

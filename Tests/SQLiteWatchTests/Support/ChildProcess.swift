@@ -44,7 +44,8 @@ final class ChildProcess: Sendable {
     ///   - feedsInput: Whether the test writes to the standard input of the
     ///     process (see `send(_:)`); else it reads nothing.
     ///   - terminal: A file descriptor to use as standard output instead of
-    ///     a pipe (a pseudo-terminal); `standardOutput` then stays empty.
+    ///     a pipe (a pseudo-terminal, a file such as `/dev/full`, the end of
+    ///     a pipe nobody reads); `standardOutput` then stays empty.
     init(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, feedsInput: Bool = false,
         terminal: Int32? = nil
@@ -152,6 +153,16 @@ final class ChildProcess: Sendable {
     /// Waits until standard error contains `text`.
     func waitForError(containing text: String, timeout: Duration = timeout) async throws {
         try await waitFor(standardError, "standard error", containing: text, timeout: timeout)
+    }
+
+    /// Waits until standard error contains `text` `count` times.
+    func waitForError(containing text: String, times count: Int, timeout: Duration = timeout) async throws {
+        let output = await standardError.wait(
+            until: { $0.isClosed || $0.text.components(separatedBy: text).count - 1 >= count }, timeout: timeout)
+        guard let output, output.text.components(separatedBy: text).count - 1 >= count else {
+            kill(processIdentifier, SIGKILL)
+            throw failure("standard error does not contain \"\(text)\" \(count) times")
+        }
     }
 
     private func waitFor(

@@ -17,8 +17,9 @@ final class WatchedDatabase: Sendable {
 
     /// A `player` table with three players: Arthur (id 1, 100 points, red
     /// team), Barbara (id 2, 80, blue), Craig (id 3, 60, red).
-    static func players() async throws -> WatchedDatabase {
+    static func players(journalMode: String = "delete") async throws -> WatchedDatabase {
         try await WatchedDatabase("""
+            PRAGMA journal_mode = \(journalMode);
             CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, team TEXT, score INTEGER);
             INSERT INTO player (id, name, team, score) VALUES (1, 'Arthur', 'red', 100);
             INSERT INTO player (id, name, team, score) VALUES (2, 'Barbara', 'blue', 80);

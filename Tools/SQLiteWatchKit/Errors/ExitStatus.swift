@@ -12,4 +12,8 @@ public enum ExitStatus: Int32, Sendable {
     case queryError = 2
     /// The command line is invalid (swift-argument-parser's `EX_USAGE`).
     case usageError = 64
+    /// Standard output could not be written (a full disk, an I/O error):
+    /// what was printed may be incomplete (`EX_IOERR`). A closed output
+    /// (`EPIPE`, a reader that went away) is a normal end, status 0.
+    case outputError = 74
 }

@@ -37,6 +37,21 @@ extension WatchError {
         WatchError(status: .databaseError, message: "\(path) was deleted while watched")
     }
 
+    public static func notARegularFile(_ path: String, kind: String) -> WatchError {
+        WatchError(status: .databaseError, message: "\(path) is \(kind), not a database file")
+    }
+
+    public static func noLongerADatabase(_ path: String, reason: String) -> WatchError {
+        WatchError(status: .databaseError, message: "\(path) is no longer a database: \(reason)")
+    }
+
+    public static func walLost(_ path: String, reason: String) -> WatchError {
+        WatchError(
+            status: .databaseError,
+            message: "the write-ahead log \(path)-wal was \(reason) while watched: the commits it holds are lost "
+                + "when the last connection closes, so the rows shown may no longer be in the database")
+    }
+
     public static func replaced(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) was replaced by another file while watched")
     }
@@ -68,6 +83,10 @@ extension WatchError {
     }
 
     /// A failure of the observation once watching started.
+    public static func outputFailed(_ reason: String) -> WatchError {
+        WatchError(status: .outputError, message: "cannot write the output: \(reason); what was printed may be incomplete")
+    }
+
     public static func watchFailed(_ sql: String, _ error: any Error) -> WatchError {
         guard let error = error as? DatabaseError else {
             return WatchError(status: .databaseError, message: "the query failed: \(error)\n  SQL: \(sql)")

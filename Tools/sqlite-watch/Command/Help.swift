@@ -44,16 +44,25 @@ enum Help {
         (uppercase hexadecimal, as SQLite's hex()).
 
         LOCKS: a read that meets a lock held by a writer waits for --busy-timeout; \
-        if the lock outlasts it, a note is printed on standard error, and the read \
-        is retried until the lock is released.
+        whenever a lock outlasts it (at start-up or while watching), a note is printed \
+        on standard error, once per lock episode, and the read is retried until the \
+        lock is released (another note says so).
+
+        SIGNALS: SIGINT (Ctrl-C), SIGTERM and SIGHUP end the tool with status 0 in any \
+        state (even with its output blocked, or while it waits for a lock); SIGQUIT \
+        (Ctrl-\\) ends it as the signal does by default.
 
         EXIT STATUS:
-          0   --count changes printed; Ctrl-C (SIGINT), SIGTERM or SIGHUP; output closed
-          1   no such file (it is never created), not a database, unreadable file,
-              file deleted or replaced while watched
+          0   --count changes printed; Ctrl-C (SIGINT), SIGTERM, SIGHUP; output closed
+          1   no such file (it is never created), not a regular file (a FIFO, a socket,
+              a device), not a database, unreadable file; file deleted, replaced,
+              overwritten or truncated while watched; its write-ahead log (-wal)
+              deleted or replaced while watched (its commits would be lost)
           2   invalid SQL (SQLite's message and the SQL are printed), not a read,
               a --key that is not a result column, a query a schema change broke
           64  invalid command line
+          74  the output could not be written (a full disk, an I/O error): the
+              message says why; the last line printed may be incomplete
         Rows and changes go to standard output; notes and errors to standard error.
         """
 }

@@ -1,12 +1,16 @@
-import SQLiteWatchKit
 import Foundation
+import SQLiteWatchKit
+import Synchronization
 
 /// The child process that runs the demo's writer: this same executable,
 /// with the hidden `--demo-writer PATH` option.
-@MainActor
-final class DemoWriterProcess {
+///
+/// `@unchecked Sendable`: `isStopping` is behind its mutex; `process` is
+/// only launched in `init`, then read (its identifier) or signalled and
+/// awaited, from the one thread that exits (see `Lifecycle`).
+final class DemoWriterProcess: @unchecked Sendable {
     private let process = Process()
-    private var isStopping = false
+    private let isStopping = Mutex(false)
 
     /// Launches the writer. If it stops on its own, the demo ends with
     /// status 1 (there would be nothing more to watch).
@@ -19,7 +23,7 @@ final class DemoWriterProcess {
             let status = process.terminationStatus
             DispatchQueue.main.async {
                 MainActor.assumeIsolated {
-                    guard let self, !self.isStopping else { return }
+                    guard let self, !self.isStopping.withLock({ $0 }) else { return }
                     Lifecycle.fail(WatchError(
                         status: .databaseError, message: "the demo's writer process stopped (status \(status))"))
                 }
@@ -37,7 +41,7 @@ final class DemoWriterProcess {
     /// from a thread that blocks signals (such as a dispatch worker thread)
     /// starts with them blocked, SIGTERM included.
     func stop() {
-        isStopping = true
+        isStopping.withLock { $0 = true }
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

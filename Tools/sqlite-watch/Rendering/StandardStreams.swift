@@ -3,14 +3,25 @@ import Foundation
 /// Unbuffered writes to standard output and standard error: each change
 /// reaches a pipe as soon as it is printed, whole.
 enum StandardStreams {
+    /// What became of a write to standard output.
+    enum OutputResult: Equatable {
+        case written
+        /// The reader is gone (`EPIPE`: the output was piped to a program
+        /// that exited, such as `head`): a normal end. SIGPIPE is ignored
+        /// (see `Lifecycle`), so that the tool can exit cleanly instead.
+        case closed
+        /// Another error (`ENOSPC` on a full disk, `EIO`...), with its
+        /// description: the output is incomplete, the tool fails.
+        case failed(String)
+    }
+
     /// Writes `text` to standard output.
-    ///
-    /// - Returns: False when the reader is gone (`EPIPE`: the output was
-    ///   piped to a program that exited, such as `head`). SIGPIPE is ignored
-    ///   (see `SignalHandling`), so that the tool can exit cleanly instead.
-    @discardableResult
-    static func output(_ text: String) -> Bool {
-        write(text, to: STDOUT_FILENO)
+    static func output(_ text: String) -> OutputResult {
+        guard write(text, to: STDOUT_FILENO) else {
+            let error = errno
+            return error == EPIPE ? .closed : .failed(String(cString: strerror(error)))
+        }
+        return .written
     }
 
     /// Writes a line to standard error, prefixed with `sqlite-watch: `.
@@ -28,6 +39,8 @@ enum StandardStreams {
         isatty(STDOUT_FILENO) == 1
     }
 
+    /// Writes all of `text`, retrying after signals; false with `errno` set
+    /// when a write fails.
     @discardableResult
     private static func write(_ text: String, to fileDescriptor: Int32) -> Bool {
         var bytes = Array(text.utf8)[...]

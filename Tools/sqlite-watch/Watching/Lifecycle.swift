@@ -1,30 +1,42 @@
-import SQLiteWatchKit
 import Dispatch
 import Foundation
+import SQLiteWatchKit
+import Synchronization
 
 /// How the process ends: every exit goes through `exit(_:)`, which runs the
 /// registered clean-ups (the demo's writer process and temporary files)
-/// before exiting.
+/// once, before exiting.
 ///
-/// Everything here runs on the main queue, the queue of the whole tool:
-/// observation values, timers and signals are all delivered there.
-@MainActor
+/// Nothing here needs the main queue: a signal must end the process even
+/// when the main thread is stuck (in a write to a pipe nobody reads, in the
+/// wait for a lock, in SQLite's busy handler).
 enum Lifecycle {
-    private static var cleanups: [@MainActor () -> Void] = []
-    /// Kept alive for as long as the process runs.
-    private static var signalSources: [any DispatchSourceSignal] = []
-
-    /// Registers work to do before exiting; the last registered runs first.
-    static func addCleanup(_ cleanup: @escaping @MainActor () -> Void) {
-        cleanups.append(cleanup)
+    private struct State {
+        var cleanups: [@Sendable () -> Void] = []
+        var isExiting = false
     }
 
-    /// Runs the clean-ups and exits with `status`.
+    private static let state = Mutex(State())
+    /// The queue of the signal sources: not the main queue, which a stuck
+    /// main thread would never run.
+    private static let signalQueue = DispatchQueue(label: "sqlite-watch.signals")
+    /// Kept alive for as long as the process runs. `nonisolated(unsafe)`:
+    /// only appended to by `handleTerminationSignals()`, once, on the main
+    /// thread at start-up, and never read.
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+
+    /// Registers work to do before exiting; the last registered runs first.
+    static func addCleanup(_ cleanup: @escaping @Sendable () -> Void) {
+        state.withLock { $0.cleanups.append(cleanup) }
+    }
+
+    /// Runs the clean-ups and exits with `status`. When another thread is
+    /// exiting already, waits for it to end the process.
     static func exit(_ status: ExitStatus) -> Never {
-        let pending = cleanups.reversed()
-        cleanups = []
-        for cleanup in pending { cleanup() }
-        Foundation.exit(status.rawValue)
+        runCleanupsOnce()
+        // `_exit`: no atexit handler or static destructor races the threads
+        // that still run (the output is written unbuffered, nothing to flush).
+        _exit(status.rawValue)
     }
 
     /// Prints the error on standard error and exits with its status.
@@ -34,22 +46,51 @@ enum Lifecycle {
     }
 
     /// Makes Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed) end
-    /// the process cleanly, with status 0, and ignores SIGPIPE (a closed
-    /// output is seen as `EPIPE`).
+    /// the process with status 0, SIGQUIT (Ctrl-\) end it as the signal
+    /// does by default, each after the clean-ups and in any state of the
+    /// main thread; and ignores SIGPIPE (a closed output is seen as `EPIPE`).
     ///
-    /// The signals are ignored as signals, and delivered as events on the
-    /// main queue by dispatch sources: the exit runs as ordinary code, not
-    /// inside a signal handler.
+    /// The signals are ignored as signals, and delivered as events on a
+    /// queue of their own by dispatch sources: the exit runs as ordinary
+    /// code, not inside a signal handler.
     static func handleTerminationSignals() {
         signal(SIGPIPE, SIG_IGN)
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
             signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signalQueue)
             source.setEventHandler {
-                MainActor.assumeIsolated { () -> Void in Lifecycle.exit(.success) }
+                if signalNumber == SIGQUIT { endAsSignal(SIGQUIT) }
+                exit(.success)
             }
             source.resume()
             signalSources.append(source)
         }
+    }
+
+    /// Runs the clean-ups, then ends the process by `signalNumber` with its
+    /// default action (for SIGQUIT, the status a shell shows as 131).
+    private static func endAsSignal(_ signalNumber: Int32) -> Never {
+        runCleanupsOnce()
+        signal(signalNumber, SIG_DFL)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signalNumber)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(signalNumber)
+        _exit(128 + signalNumber)
+    }
+
+    private static func runCleanupsOnce() {
+        let pending = state.withLock { state -> [@Sendable () -> Void]? in
+            guard !state.isExiting else { return nil }
+            state.isExiting = true
+            defer { state.cleanups = [] }
+            return state.cleanups.reversed()
+        }
+        guard let pending else {
+            // Another thread runs the clean-ups and exits.
+            while true { pause() }
+        }
+        for cleanup in pending { cleanup() }
     }
 }

@@ -34,6 +34,10 @@ final class Watcher {
     private var fileMonitor: DatabaseFileMonitor?
     private var changeCount = 0
     private var isWaitingForLock = false
+    /// Reads the database every `DatabaseFileMonitor.interval` while
+    /// watching (see `probe()`).
+    private var probeTimer: (any DispatchSourceTimer)?
+    private var isProbing = false
 
     init(settings: Settings) {
         self.settings = settings
@@ -88,6 +92,7 @@ final class Watcher {
 
     private func observe() {
         guard let database else { return }
+        startProbing()
         cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: settings.sql)).start(
             in: database,
             scheduling: .async(onQueue: .main),
@@ -135,8 +140,55 @@ final class Watcher {
     }
 
     private func write(_ text: String) {
+        switch StandardStreams.output(text) {
+        case .written: break
         // The reader of the output is gone: nothing more to do.
-        if !StandardStreams.output(text) { Lifecycle.exit(.success) }
+        case .closed: Lifecycle.exit(.success)
+        case .failed(let reason): Lifecycle.fail(.outputFailed(reason))
+        }
+    }
+
+    // MARK: - Probing
+
+    private func startProbing() {
+        guard probeTimer == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        timer.schedule(deadline: .now() + DatabaseFileMonitor.interval, repeating: DatabaseFileMonitor.interval)
+        timer.setEventHandler { [weak self] in
+            MainActor.assumeIsolated { self?.probe() }
+        }
+        timer.resume()
+        probeTimer = timer
+    }
+
+    /// Reads the schema, as any fetch would, off the main thread: a read
+    /// that waits longer than the busy timeout for another process's lock
+    /// prints the lock note (once per lock episode), and a database that
+    /// can no longer be read (overwritten, corrupted) ends the tool, even
+    /// when no commit comes to make the observation fetch again.
+    private func probe() {
+        guard let database, !isProbing else { return }
+        isProbing = true
+        Task { @MainActor [self] in
+            do {
+                _ = try await database.read { db in
+                    try SQLRequest<Int>(sql: "SELECT count(*) FROM sqlite_master").fetchOne(db)
+                }
+                isProbing = false
+                lockReleased()
+            } catch let error as DatabaseError where error.isLockContention {
+                isProbing = false
+                noteLock()
+            } catch let error as DatabaseError
+                where [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode)
+            {
+                if let failure = fileMonitor?.failure { Lifecycle.fail(failure) }
+                Lifecycle.fail(.noLongerADatabase(settings.path, reason: error.summary))
+            } catch {
+                // Another failure: the observation meets it too, and reports it.
+                isProbing = false
+            }
+        }
     }
 
     // MARK: - Failures
