@@ -10,10 +10,14 @@ let openCombinePlatforms: [Platform] = [.linux, .android, .windows, .openbsd, .w
 let strictWarnings: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
 /// Test-only instrumentation (counters the tests read to check that an
-/// observation took its fast path), compiled into debug builds only:
-/// release builds, the ones that ship, carry none of it. The model is
-/// swift-collections' `COLLECTIONS_INTERNAL_CHECKS`.
-let internalChecks: [SwiftSetting] = [.define("REACTIVESQLITE_INTERNAL_CHECKS", .when(configuration: .debug))]
+/// observation took its fast path, or to wait for the external-change
+/// watcher's next reading), compiled into debug builds, and into release
+/// builds only when `REACTIVESQLITE_INTERNAL_CHECKS=1` is in the environment
+/// (CI's release test run): the release builds that ship carry none of it.
+/// The model is swift-collections' `COLLECTIONS_INTERNAL_CHECKS`.
+let internalChecks: [SwiftSetting] = Context.environment["REACTIVESQLITE_INTERNAL_CHECKS"] == "1"
+    ? [.define("REACTIVESQLITE_INTERNAL_CHECKS")]
+    : [.define("REACTIVESQLITE_INTERNAL_CHECKS", .when(configuration: .debug))]
 
 let package = Package(
     name: "ReactiveSQLite",

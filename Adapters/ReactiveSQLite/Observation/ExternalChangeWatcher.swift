@@ -85,6 +85,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         var isClosed = false
         /// The current poller, while at least one observation runs.
         var poller: Poller?
+        #if REACTIVESQLITE_INTERNAL_CHECKS
         /// Dedicated connections opened and not closed yet.
         var openConnectionCount = 0
         /// Readings of `data_version` by the dedicated connections.
@@ -93,6 +94,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         var writerCheckCount = 0
         /// Checks that found an external commit (and notified).
         var detectionCount = 0
+        #endif
         /// A check could not read the writer's `data_version`: the next
         /// poll asks for another check, changed or not.
         var isCheckDue = false
@@ -184,7 +186,9 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         poller.timer.cancel()
         poller.connection.closeAfterPendingAccesses()
         // After the close, on the same serial queue.
+        #if REACTIVESQLITE_INTERNAL_CHECKS
         poller.connection.queue.async { [state] in state.withLock { $0.openConnectionCount -= 1 } }
+        #endif
     }
 
     /// Stops polling for good and closes the dedicated connection, waiting
@@ -198,7 +202,9 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         guard let poller else { return }
         poller.timer.cancel()
         poller.connection.close()
+        #if REACTIVESQLITE_INTERNAL_CHECKS
         state.withLock { $0.openConnectionCount -= 1 }
+        #endif
     }
 
     // MARK: - Polling
@@ -234,8 +240,10 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         let isStarted = state.withLock { state -> Bool in
             guard !state.isClosed else { return false }
             state.poller = poller
+            #if REACTIVESQLITE_INTERNAL_CHECKS
             state.openConnectionCount += 1
             state.pollCount += 1
+            #endif
             return true
         }
         guard isStarted else {
@@ -290,12 +298,14 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             if hasChanged || isCheckDue {
                 writer.asyncWithoutWaiting { [self] db in checkWriter(db) }
             }
+            #if REACTIVESQLITE_INTERNAL_CHECKS
             // Counted once the check is scheduled: a check asked by this
             // reading runs before any writer access that starts after the
             // count is seen (tests rely on it).
             state.withLock { state in
                 if state.poller === poller { state.pollCount += 1 }
             }
+            #endif
         })
     }
 
@@ -303,7 +313,9 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// commit happened: every observation is told.
     private func checkWriter(_ db: Database) {
         guard let previousVersion = writerDataVersion else { return }  // No observation now.
+        #if REACTIVESQLITE_INTERNAL_CHECKS
         state.withLock { $0.writerCheckCount += 1 }
+        #endif
         // An access starts outside of any transaction (one left open is
         // rolled back when its access ends: see `Database.withAccess`).
         // Inside one, the writer would read its own snapshot: look again
@@ -314,7 +326,9 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         }
         guard version != previousVersion else { return }
         writerDataVersion = version
+        #if REACTIVESQLITE_INTERNAL_CHECKS
         state.withLock { $0.detectionCount += 1 }
+        #endif
         // The commit may have changed the schema: forget what depends on it
         // before the observations compile their fetches. A failure leaves
         // the check to the next access that reads the schema.
@@ -322,7 +336,8 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         db.observationBroker.databaseDidChangeExternally()
     }
 
-    // MARK: - Instrumentation (tests)
+    #if REACTIVESQLITE_INTERNAL_CHECKS
+    // MARK: - Instrumentation (tests; REACTIVESQLITE_INTERNAL_CHECKS builds only)
 
     /// Whether a dedicated connection polls now.
     var isPolling: Bool { state.withLock { $0.poller != nil } }
@@ -335,6 +350,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// External commits detected so far (several commits between two
     /// checks count as one detection).
     var detectionCount: Int { state.withLock { $0.detectionCount } }
+    #endif
 }
 
 extension Database {

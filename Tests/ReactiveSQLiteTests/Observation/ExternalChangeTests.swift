@@ -17,6 +17,10 @@ import Testing
 /// those polls asked for (see `ExternalChangeWatcher.poll`).
 ///
 /// Some tests wait on async sequences: the time limit turns a hang into a failure.
+///
+/// The watcher's counters exist in builds with `REACTIVESQLITE_INTERNAL_CHECKS`
+/// (debug, and release with `REACTIVESQLITE_INTERNAL_CHECKS=1`, as CI runs it).
+#if REACTIVESQLITE_INTERNAL_CHECKS
 @Suite(.timeLimit(.minutes(3))) struct ExternalChangeTests {
     /// How the observed file is opened.
     enum Setup: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -106,6 +110,36 @@ import Testing
         // In commit order (a detection may fetch a state already delivered).
         #expect(isOrderedSubsequence(
             values.removingAdjacentDuplicates(), of: [[100, 200, 150], [100, 300, 150], [300, 150]]))
+    }
+
+    /// Another process overwrites the file's header: the watcher's reading
+    /// fails, and the observations fetch again and fail with SQLite's error,
+    /// though no commit came.
+    ///
+    /// In rollback-journal mode only: in WAL mode, readers take committed
+    /// pages from the log and its shared-memory index, and SQLite itself
+    /// does not read the main file's header again before a checkpoint
+    /// (`sqlite-watch` checks the header itself).
+    @Test func aFileThatStopsBeingADatabaseFailsTheObservations() async throws {
+        let fixture = try Fixture(.rollbackJournalQueue)
+        let errors = Recorder<DatabaseError?>()
+        let cancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { error in
+                errors.append(error as? DatabaseError)
+            }, onChange: { _ in })
+        defer { cancellable.cancel() }
+        try await Fixture.waitForQuietPoll(of: fixture.observed)
+        fixture.external.close()
+        // Another process, as `dd` would: closing a descriptor of the file
+        // here would drop this process's own SQLite locks.
+        let dd = Process()
+        dd.executableURL = URL(fileURLWithPath: "/bin/dd")
+        dd.arguments = ["if=/dev/zero", "of=\(fixture.path)", "bs=100", "count=1", "conv=notrunc", "status=none"]
+        try dd.run()
+        dd.waitUntilExit()
+        let reported = try await errors.wait(for: 1)
+        let code = try #require(reported[0]?.resultCode)
+        #expect(code == .SQLITE_NOTADB || code == .SQLITE_CORRUPT, "\(reported)")
     }
 
     @Test(arguments: Setup.allCases)
@@ -515,3 +549,4 @@ func runSQLiteShell(path: String, sql: String, sourceLocation: SourceLocation = 
     let message = String(decoding: standardError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     #expect(process.terminationStatus == 0, "sqlite3: \(message)", sourceLocation: sourceLocation)
 }
+#endif
