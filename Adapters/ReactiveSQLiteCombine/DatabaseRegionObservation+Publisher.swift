@@ -80,28 +80,28 @@ extension DatabasePublishers {
 /// Delivers each notification of the observation, on the writer's queue,
 /// while demand is outstanding, and drops it otherwise. After `cancel()`
 /// returns, no delivery starts and none is running, unless `cancel()` was
-/// called from inside that delivery (on the writer's queue). The
-/// observation holds the subscription weakly.
+/// called from inside that delivery (on the writer's queue): the package's
+/// one `DeliveryGate` guarantees it. The observation holds the
+/// subscription weakly.
 ///
 /// `@unchecked Sendable`: `state` is only read and written while holding
-/// `condition`. The downstream subscriber receives the `Database`, which is
-/// not Sendable, synchronously on the writer's queue that notifies: the
-/// connection never leaves the thread that owns it, and deliveries never
-/// overlap (the writer's queue is serial).
+/// `lock`; `gate` is thread-safe. The downstream subscriber receives the
+/// `Database`, which is not Sendable, synchronously on the writer's queue
+/// that notifies: the connection never leaves the thread that owns it, and
+/// deliveries never overlap (the writer's queue is serial).
 final class DatabaseRegionSubscription<Downstream: Subscriber & SendableMetatype>: Subscription, @unchecked Sendable
 where Downstream.Input == Database, Downstream.Failure == any Error {
     private struct State {
         /// Nil once cancelled or failed.
         var downstream: Downstream?
         var demand: Subscribers.Demand = .none
-        /// The thread that calls the downstream subscriber, if any.
-        var deliveringThread: pthread_t?
         /// Stops the observation; nil until it started, and once stopped.
         var cancellable: AnyDatabaseCancellable?
     }
 
-    private let condition = NSCondition()
+    private let lock = NSLock()
     private var state: State
+    private let gate = DeliveryGate()
 
     init(downstream: Downstream) {
         state = State(downstream: downstream)
@@ -109,79 +109,67 @@ where Downstream.Input == Database, Downstream.Failure == any Error {
 
     /// Starts the observation, unless the subscription was cancelled already.
     func start(_ observation: DatabaseRegionObservation, in writer: some DatabaseWriter) {
-        condition.lock()
-        let isActive = state.downstream != nil
-        condition.unlock()
-        guard isActive else { return }
+        guard gate.isOpen else { return }
         let cancellable = observation.start(in: writer) { [weak self] error in
             self?.fail(error)
         } onChange: { [weak self] db in
             self?.receive(db)
         }
-        condition.lock()
-        guard state.downstream != nil else {
-            // Cancelled or failed meanwhile.
-            condition.unlock()
-            cancellable.cancel()
-            return
+        let isActive = lock.withLock { () -> Bool in
+            guard state.downstream != nil else { return false }
+            state.cancellable = cancellable
+            return true
         }
-        state.cancellable = cancellable
-        condition.unlock()
+        // Cancelled or failed meanwhile.
+        if !isActive { cancellable.cancel() }
     }
 
     /// Adds demand. A demand of `.none` does nothing.
     func request(_ demand: Subscribers.Demand) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard state.downstream != nil else { return }
-        state.demand += demand
+        lock.withLock {
+            guard state.downstream != nil else { return }
+            state.demand += demand
+        }
     }
 
     /// Stops the observation. Calling it again does nothing.
     func cancel() {
-        condition.lock()
-        // Released once the lock is released: a deinit may run user code.
-        let downstream = state.downstream
-        state.downstream = nil
-        let cancellable = state.cancellable
-        state.cancellable = nil
-        while let thread = state.deliveringThread, pthread_equal(thread, pthread_self()) == 0 {
-            condition.wait()
+        // Released after the lock: a deinit may run user code.
+        let (downstream, cancellable) = lock.withLock { () -> (Downstream?, AnyDatabaseCancellable?) in
+            defer {
+                state.downstream = nil
+                state.cancellable = nil
+            }
+            return (state.downstream, state.cancellable)
         }
-        condition.unlock()
+        gate.cancel()
         cancellable?.cancel()
         withExtendedLifetime(downstream) {}
     }
 
     /// On the writer's queue, after an impactful commit.
     private func receive(_ db: Database) {
-        condition.lock()
-        guard let downstream = state.downstream, state.demand > 0 else {
-            condition.unlock()
-            return
+        gate.deliver {
+            let downstream = lock.withLock { () -> Downstream? in
+                guard let downstream = state.downstream, state.demand > 0 else { return nil }
+                state.demand -= 1
+                return downstream
+            }
+            guard let downstream else { return }
+            let additionalDemand = downstream.receive(db)
+            lock.withLock {
+                if state.downstream != nil { state.demand += additionalDemand }
+            }
         }
-        state.demand -= 1
-        state.deliveringThread = pthread_self()
-        condition.unlock()
-        let additionalDemand = downstream.receive(db)
-        condition.lock()
-        state.demand += additionalDemand
-        state.deliveringThread = nil
-        condition.broadcast()
-        condition.unlock()
-        withExtendedLifetime(downstream) {}
     }
 
     /// The region could not be computed: the observation did not start.
     private func fail(_ error: any Error) {
-        condition.lock()
-        guard let downstream = state.downstream else {
-            condition.unlock()
-            return
+        let downstream = lock.withLock { () -> Downstream? in
+            defer { state.downstream = nil }
+            return state.downstream
         }
-        state.downstream = nil
-        condition.unlock()
-        downstream.receive(completion: .failure(error))
+        downstream?.receive(completion: .failure(error))
     }
 }
 

@@ -1,17 +1,20 @@
 import Foundation
 
-/// Lets an observation stop its deliveries for good: after `cancel()`
+/// Lets an observation, or a subscription of the Combine adapter, stop its
+/// deliveries for good: after `cancel()`
 /// returns, no delivery starts, and none is still running, unless
 /// `cancel()` was called from inside that delivery.
 ///
 /// `@unchecked Sendable`: its state is only read and written while holding `condition`.
-final class DeliveryGate: @unchecked Sendable {
+package final class DeliveryGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var isCancelled = false
     private var deliveringThread: pthread_t?
 
+    package init() {}
+
     /// Whether deliveries may still run: true until `cancel()` is called.
-    var isOpen: Bool {
+    package var isOpen: Bool {
         condition.lock()
         defer { condition.unlock() }
         return !isCancelled
@@ -20,7 +23,7 @@ final class DeliveryGate: @unchecked Sendable {
     /// Runs `body` unless the gate is cancelled. User code runs without the lock held.
     /// Returns false when cancelled.
     @discardableResult
-    func deliver(_ body: () -> Void) -> Bool {
+    package func deliver(_ body: () -> Void) -> Bool {
         condition.lock()
         guard !isCancelled else {
             condition.unlock()
@@ -39,7 +42,7 @@ final class DeliveryGate: @unchecked Sendable {
     /// Closes the gate, waiting for a delivery running on another thread.
     /// Returns true the first time.
     @discardableResult
-    func cancel() -> Bool {
+    package func cancel() -> Bool {
         condition.lock()
         defer { condition.unlock() }
         let wasOpen = !isCancelled
