@@ -163,6 +163,29 @@ struct FaultTests {
         #expect(try await watch.waitForExit(timeout: Self.prompt) == .exit(0))
     }
 
+    // MARK: - Text that is not valid UTF-8
+
+    /// Latin-1 `café` to `cafè`: both repair to `caf\u{FFFD}`, yet the
+    /// change is shown, its bytes in JSON, escaped in the table.
+    @Test func anUpdateBetweenInvalidTextsIsShown() async throws {
+        let database = try await WatchedDatabase("""
+            CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT);
+            INSERT INTO t VALUES (1, CAST(X'636166E9' AS TEXT));
+            """)
+        let json = try database.watch("SELECT * FROM t", "--format", "json", "--count", "1")
+        let table = try database.watch("SELECT * FROM t", "--count", "1", "--color", "never")
+        try await json.waitForOutput(containing: "{\"rows\":")
+        try await table.waitForOutput(containing: "(1 row)")
+        try await database.execute("UPDATE t SET name = CAST(X'636166E8' AS TEXT)")
+        #expect(try await json.waitForExit(timeout: Self.prompt) == .exit(0))
+        #expect(try await table.waitForExit(timeout: Self.prompt) == .exit(0))
+        #expect(json.outputText.lines == [
+            #"{"rows":[{"id":1,"name":{"textBytes":"636166E9"}}]}"#,
+            #"{"inserted":[],"updated":[{"id":1,"name":{"textBytes":"636166E8"}}],"previous":[{"name":{"textBytes":"636166E9"}}],"deleted":[]}"#,
+        ])
+        #expect(table.outputText.contains(#"| updated |  1 | caf\xE9 → caf\xE8 |"#))
+    }
+
     // MARK: - Helpers
 
     private func overwrite(_ path: String, with data: Data, truncating: Bool) throws {

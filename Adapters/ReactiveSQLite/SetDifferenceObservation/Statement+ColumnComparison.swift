@@ -9,10 +9,8 @@ extension Statement {
     /// reading the column into a `DatabaseValue`: texts and blobs are
     /// compared in place, with no allocation.
     ///
-    /// A text that is not valid UTF-8 never equals a Swift `String` (whose
-    /// bytes are valid UTF-8): it may compare differently than the repaired
-    /// text `columnValue(at:)` would read, which only costs callers a read of
-    /// the column.
+    /// Texts compare by their exact bytes, valid UTF-8 or not, as
+    /// `DatabaseValue` compares the values `columnValue(at:)` reads.
     ///
     /// - Returns: Negative, zero or positive.
     /// - Complexity: O(n) for texts and blobs, where n is their byte count.
@@ -39,6 +37,11 @@ extension Statement {
         case SQLITE_FLOAT:
             return DatabaseValue.compare(DatabaseValue(storage: .real(sqlite3_value_double(column))), value)
         case SQLITE_TEXT:
+            if case .invalidUTF8Text(let other) = value.representation {
+                let text = UnsafeRawPointer(sqlite3_value_text(column))
+                let count = Int(sqlite3_value_bytes(column))
+                return other.withUnsafeBytes { Self.compareBytes(text, count, $0) }
+            }
             switch value.storage {
             case .text(let other):
                 // > call sqlite3_column_text() first to force the result into the

@@ -199,6 +199,17 @@ public final class Statement {
 
     private func bind(_ value: DatabaseValue, at index: Int32) throws {
         let code: Int32
+        if case .invalidUTF8Text(let bytes) = value.representation {
+            // The exact bytes read, written back as they were.
+            code = bytes.withUnsafeBytes { bytes in
+                bytes.withMemoryRebound(to: CChar.self) {
+                    sqlite3_bind_text64(
+                        handle, index, $0.baseAddress, UInt64($0.count), _rsqlite_transient(), UInt8(SQLITE_UTF8))
+                }
+            }
+            try database.check(code, sql: sql, arguments: arguments)
+            return
+        }
         switch value.storage {
         case .null:
             code = sqlite3_bind_null(handle, index)
@@ -380,8 +391,8 @@ public final class Statement {
             // > size of the result. https://www.sqlite.org/c3ref/column_blob.html
             let text = sqlite3_column_text(handle, index)
             let count = Int(sqlite3_column_bytes(handle, index))
-            // Invalid UTF-8 is repaired with U+FFFD, never trapped on.
-            return DatabaseValue(storage: .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
+            // Text that is not valid UTF-8 keeps its exact bytes.
+            return DatabaseValue(textBytes: UnsafeBufferPointer(start: text, count: count))
         case SQLITE_BLOB:
             let bytes = sqlite3_column_blob(handle, index)
             let count = Int(sqlite3_column_bytes(handle, index))

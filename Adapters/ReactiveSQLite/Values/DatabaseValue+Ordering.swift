@@ -27,14 +27,11 @@ extension DatabaseValue: Comparable, Hashable {
     }
 
     /// Hashes the raw value, consistently with `==`: a real with an exact
-    /// integer value hashes as that integer, a text as its UTF-8 bytes.
+    /// integer value hashes as that integer, a text as its bytes.
     public func hash(into hasher: inout Hasher) {
         SQLiteBinaryOrder.hash(
             rawValue, into: &hasher,
-            text: { text, hasher in
-                var text = text
-                text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-            },
+            text: { text, hasher in text.withBytes { hasher.combine(bytes: $0) } },
             blob: { blob, hasher in blob.withUnsafeBytes { hasher.combine(bytes: $0) } })
     }
 
@@ -42,19 +39,35 @@ extension DatabaseValue: Comparable, Hashable {
     static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
         SQLiteBinaryOrder.compare(
             lhs.rawValue, rhs.rawValue,
-            texts: { SQLiteBinaryOrder.compare(utf8: $0, $1) },
+            texts: { l, r in l.withBytes { l in r.withBytes { r in SQLiteBinaryOrder.compare(l, r) } } },
             blobs: { l, r in l.withUnsafeBytes { l in r.withUnsafeBytes { r in SQLiteBinaryOrder.compare(l, r) } } })
+    }
+
+    /// The bytes of a text: a string's UTF-8, or the exact bytes of a text
+    /// that is not valid UTF-8. Texts compare and hash by these bytes,
+    /// never by a lossy conversion.
+    private enum TextBytes {
+        case string(String)
+        case invalidUTF8(Data)
+
+        func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
+            switch self {
+            case .string(var string): string.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+            case .invalidUTF8(let bytes): bytes.withUnsafeBytes(body)
+            }
+        }
     }
 
     /// The value, as the package's SQLite rules see it.
     @inline(__always)
-    private var rawValue: SQLiteRawValue<String, Data> {
-        switch storage {
-        case .null: .null
-        case .integer(let integer): .integer(integer)
-        case .real(let real): .real(real)
-        case .text(let text): .text(text)
-        case .blob(let blob): .blob(blob)
+    private var rawValue: SQLiteRawValue<TextBytes, Data> {
+        switch representation {
+        case .storage(.null): .null
+        case .storage(.integer(let integer)): .integer(integer)
+        case .storage(.real(let real)): .real(real)
+        case .storage(.text(let text)): .text(.string(text))
+        case .storage(.blob(let blob)): .blob(blob)
+        case .invalidUTF8Text(let bytes): .text(.invalidUTF8(bytes))
         }
     }
 }

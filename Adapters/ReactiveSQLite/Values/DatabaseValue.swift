@@ -9,6 +9,10 @@ import Foundation
 /// texts that Swift considers equal because they are canonically equivalent
 /// (`"e\u{301}"` and `"\u{e9}"`) are different database values, as they are
 /// different keys in a SQLite index.
+///
+/// A text read from the database that is not valid UTF-8 keeps its exact
+/// bytes (`textBytes`): it equals only the same bytes, binds back as them,
+/// and `storage` shows it with its invalid bytes replaced by U+FFFD.
 public struct DatabaseValue: Sendable, CustomStringConvertible {
     /// The five storage classes of SQLite.
     public enum Storage: Sendable {
@@ -18,41 +22,110 @@ public struct DatabaseValue: Sendable, CustomStringConvertible {
         case integer(Int64)
         /// A 64-bit floating point number.
         case real(Double)
-        /// A text. Text that is not valid UTF-8 has its invalid bytes replaced
-        /// by U+FFFD when it is read into a `String`.
+        /// A text. For a text that is not valid UTF-8, read from the
+        /// database, the string has its invalid bytes replaced by U+FFFD;
+        /// the value itself keeps its exact bytes (see `textBytes`).
         case text(String)
         /// A blob of bytes.
         case blob(Data)
     }
 
-    /// The value's storage class and payload. Never a real NaN (see `init(storage:)`).
-    public let storage: Storage
+    /// How a value is held: its storage, or the exact bytes of a text that
+    /// is not valid UTF-8 (which no `String` can hold).
+    @usableFromInline
+    enum Representation: Sendable {
+        case storage(Storage)
+        case invalidUTF8Text(Data)
+    }
+
+    @usableFromInline
+    let representation: Representation
+
+    /// The value's storage class and payload. Never a real NaN (see
+    /// `init(storage:)`). A text that is not valid UTF-8 is `.text` with
+    /// its invalid bytes replaced by U+FFFD: compare values with `==`, or
+    /// read `textBytes`, to tell such texts apart.
+    @inlinable
+    public var storage: Storage {
+        switch representation {
+        case .storage(let storage): storage
+        case .invalidUTF8Text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+        }
+    }
 
     /// Creates a value from its storage.
     ///
     /// A real NaN becomes NULL, as SQLite stores it: so a value always reads
     /// back as it was written, and equality and ordering stay total.
-    @inline(__always)
+    @inlinable @inline(__always)
     public init(storage: Storage) {
         if case .real(let value) = storage, value.isNaN {
-            self.storage = .null
+            representation = .storage(.null)
         } else {
-            self.storage = storage
+            representation = .storage(storage)
         }
+    }
+
+    /// A text value with exactly these bytes: a `.text` value when they
+    /// are valid UTF-8, else a text that keeps them (SQLite stores any bytes
+    /// in a TEXT value: a Latin-1 `café`, a truncated sequence).
+    ///
+    /// - Complexity: O(n), where n is the number of bytes (they are validated).
+    public init(textBytes bytes: some Collection<UInt8>) {
+        let contiguous = Array(bytes)
+        if let text = contiguous.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) {
+            representation = .storage(.text(text))
+        } else {
+            representation = .invalidUTF8Text(Data(contiguous))
+        }
+    }
+
+    /// Reads a text from `count` bytes at `bytes`: one validation, and a
+    /// `String` when they are valid UTF-8 (almost always).
+    @usableFromInline
+    init(textBytes bytes: UnsafeBufferPointer<UInt8>) {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            representation = .storage(.text(text))
+        } else {
+            representation = .invalidUTF8Text(Data(buffer: bytes))
+        }
+    }
+
+    /// The exact bytes of a text value (UTF-8 when the text is valid UTF-8,
+    /// else the bytes as stored); nil for other storage classes.
+    public var textBytes: Data? {
+        switch representation {
+        case .storage(.text(let text)): Data(text.utf8)
+        case .storage: nil
+        case .invalidUTF8Text(let bytes): bytes
+        }
+    }
+
+    /// Whether the value is a text that is not valid UTF-8 (its `storage`
+    /// shows U+FFFD in place of the invalid bytes).
+    public var isInvalidUTF8Text: Bool {
+        if case .invalidUTF8Text = representation { return true }
+        return false
     }
 
     /// The NULL value.
     public static let null = DatabaseValue(storage: .null)
 
     /// Whether the value is NULL.
+    @inlinable
     public var isNull: Bool {
-        if case .null = storage { return true }
+        if case .storage(.null) = representation { return true }
         return false
     }
 
-    /// The value as SQL text would show it: `NULL`, `1`, `1.5`, `'text'`, `X'00FF'`.
+    /// The value as SQL text would show it: `NULL`, `1`, `1.5`, `'text'`,
+    /// `X'00FF'`, and `CAST(X'636166E9' AS TEXT)` for a text that is not
+    /// valid UTF-8.
     public var description: String {
-        switch storage {
+        if case .invalidUTF8Text(let bytes) = representation {
+            return "CAST(" + DatabaseValue(storage: .blob(bytes)).description + " AS TEXT)"
+        }
+        return switch storage {
         case .null: "NULL"
         case .integer(let value): String(value)
         case .real(let value): String(value)

@@ -151,6 +151,9 @@ extension String: DatabaseValueConvertible {
     @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .text(self)) }
     /// Decodes a text. Numbers and blobs are not texts: they fail to decode.
+    /// A text that is not valid UTF-8 decodes with its invalid bytes
+    /// replaced by U+FFFD (a `String` holds valid UTF-8 only; decode `Data`
+    /// for the exact bytes).
     @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> String? {
         if case .text(let value) = databaseValue.storage { return value }
@@ -162,13 +165,15 @@ extension Data: DatabaseValueConvertible {
     /// A blob database value.
     @inlinable
     public var databaseValue: DatabaseValue { DatabaseValue(storage: .blob(self)) }
-    /// Decodes a blob, or the UTF-8 bytes of a text.
+    /// Decodes a blob, or the exact bytes of a text (its UTF-8, or the
+    /// bytes as stored for a text that is not valid UTF-8).
     @inlinable
     public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Data? {
+        if case .invalidUTF8Text(let bytes) = databaseValue.representation { return bytes }
         switch databaseValue.storage {
-        case .blob(let value): value
-        case .text(let value): Data(value.utf8)
-        default: nil
+        case .blob(let value): return value
+        case .text(let value): return Data(value.utf8)
+        default: return nil
         }
     }
 }

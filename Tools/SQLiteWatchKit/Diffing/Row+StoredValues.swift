@@ -18,7 +18,7 @@ extension Row {
 
 extension DatabaseValue {
     /// Whether two values are stored identically: same storage class, same
-    /// value, texts compared by their UTF-8 bytes.
+    /// value, texts compared by their exact bytes (valid UTF-8 or not).
     ///
     /// Stricter than `==`, for which the integer 1 and the real 1.0 are
     /// equal: an UPDATE from one to the other is a change to report.
@@ -27,7 +27,7 @@ extension DatabaseValue {
         case (.null, .null): true
         case (.integer(let lhs), .integer(let rhs)): lhs == rhs
         case (.real(let lhs), .real(let rhs)): lhs == rhs
-        case (.text(let lhs), .text(let rhs)): lhs.utf8.elementsEqual(rhs.utf8)
+        case (.text, .text): textBytes == other.textBytes
         case (.blob(let lhs), .blob(let rhs)): lhs == rhs
         default: false
         }

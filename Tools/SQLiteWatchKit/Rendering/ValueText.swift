@@ -14,6 +14,11 @@ import ReactiveSQLite
 /// round them: those are strings of digits; finite reals as numbers, infinite
 /// ones as the strings `"Infinity"` and `"-Infinity"`; texts as strings;
 /// blobs as `{"blob":"00FF"}` (uppercase hexadecimal, as SQLite's `hex()`).
+///
+/// A text that is not valid UTF-8 (a Latin-1 `café`) keeps its bytes: in
+/// tables, its invalid bytes are shown as `\xE9`; in JSON, it is
+/// `{"textBytes":"636166E9"}`, its bytes in hexadecimal (a JSON string holds
+/// valid Unicode only). Whether a value changed is decided on its bytes.
 public enum ValueText {
     /// The largest magnitude of an integer that every JSON reader keeps exactly.
     public static let largestExactJSONInteger: Int64 = 1 << 53
@@ -22,7 +27,8 @@ public enum ValueText {
     public static let tableBlobPrefix = 32
 
     public static func table(_ value: DatabaseValue) -> String {
-        switch value.storage {
+        if value.isInvalidUTF8Text, let bytes = value.textBytes { return escapingInvalidUTF8(bytes) }
+        return switch value.storage {
         case .null: "NULL"
         case .integer(let integer): String(integer)
         case .real(let real): realText(real, infinity: "Inf")
@@ -35,7 +41,8 @@ public enum ValueText {
     }
 
     public static func json(_ value: DatabaseValue) -> String {
-        switch value.storage {
+        if value.isInvalidUTF8Text, let bytes = value.textBytes { return "{\"textBytes\":\"\(hex(bytes))\"}" }
+        return switch value.storage {
         case .null: "null"
         case .integer(let integer):
             integer.magnitude <= largestExactJSONInteger.magnitude ? String(integer) : "\"\(integer)\""
@@ -93,6 +100,32 @@ public enum ValueText {
             }
         }
         return result
+    }
+
+    /// The valid UTF-8 parts of `bytes` as text (control characters
+    /// escaped), each byte that starts no valid sequence as `\xHH`.
+    private static func escapingInvalidUTF8(_ bytes: Data) -> String {
+        let bytes = Array(bytes)
+        var result = ""
+        var valid: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            // The shortest valid sequence at `index`, if any (1 to 4 bytes).
+            let length = (1...4).first { length in
+                index + length <= bytes.count
+                    && String(validating: bytes[index..<(index + length)], as: UTF8.self) != nil
+            }
+            if let length {
+                valid.append(contentsOf: bytes[index..<(index + length)])
+                index += length
+            } else {
+                result += escapingControlCharacters(String(decoding: valid, as: UTF8.self))
+                valid.removeAll()
+                result += "\\x" + hexDigits(UInt32(bytes[index]), count: 2)
+                index += 1
+            }
+        }
+        return result + escapingControlCharacters(String(decoding: valid, as: UTF8.self))
     }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {

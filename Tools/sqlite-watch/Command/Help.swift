@@ -41,7 +41,9 @@ enum Help {
         "moved":[{"from":3,"to":1,"row":{...}}] (positions start at 1). NULL is null; \
         integers are numbers, or strings beyond ±2^53 (which doubles would round); \
         infinite reals are "Infinity" or "-Infinity"; blobs are {"blob":"<hex>"} \
-        (uppercase hexadecimal, as SQLite's hex()).
+        (uppercase hexadecimal, as SQLite's hex()); a text that is not valid UTF-8 \
+        is {"textBytes":"<hex>"} (in tables, its invalid bytes show as \\xE9). \
+        Whether a value changed is decided on its bytes.
 
         LOCKS: a read that meets a lock held by a writer waits for --busy-timeout; \
         whenever a lock outlasts it (at start-up or while watching), a note is printed \
