@@ -9,7 +9,8 @@ package enum SQLiteIdentifier {
     ///
     /// - Complexity: O(n), where n is the length of the names in UTF-8 bytes.
     package static func areEqual(_ lhs: String, _ rhs: String) -> Bool {
-        if lhs == rhs { return true }
+        // Bytes, never `String.==`, for which canonically equivalent names
+        // ("é" precomposed and decomposed) are equal and SQLite's are not.
         guard lhs.utf8.count == rhs.utf8.count else { return false }
         return CaseInsensitiveName(lhs) == CaseInsensitiveName(rhs)
     }

@@ -10,6 +10,7 @@ import TestSupport
         #expect(SQLiteIdentifier.areEqual("_id9", "_ID9"))
         #expect(!SQLiteIdentifier.areEqual("é", "É"))
         #expect(!SQLiteIdentifier.areEqual("a", "a "))
+        #expect(!SQLiteIdentifier.areEqual("\u{E9}", "e\u{301}"))  // equal for Swift, not for SQLite
         #expect(!SQLiteIdentifier.areEqual("[", "{"))  // 0x5B and 0x7B differ by 0x20 but are not letters
         #expect(SQLiteIdentifier.lowercased("PlAyer_É") == "player_É")
         let unchanged = "already lower"
