@@ -44,8 +44,8 @@ struct SortedInputs: Sendable {
     }
 }
 
-/// Two orderings of one collection: `new` has 1% of the elements of `old`
-/// inserted, deleted or updated at random (each kind one chance in
+/// Two orderings of one collection: `new` has 1.5% of the elements of
+/// `old` inserted, deleted or updated at random (each kind one chance in
 /// 200), and another 1% moved to random places.
 struct OrderedInputs: Sendable {
     let old: [Item]
