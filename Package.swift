@@ -145,3 +145,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Documentation: the DocC plugin, only when the documentation is built
+// (`.ci/docs` sets the variable), so that it never reaches a consumer's graph.
+if Context.environment["REACTIVESQLITE_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"))
+}

@@ -7,7 +7,7 @@ extension ValueObservation
 where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable & Sendable {
     /// An observation of the ordered differences between consecutive values
     /// of this observation: each value carries the new elements and the
-    /// ``OrderedDifference`` from the previous ones (deletions, insertions,
+    /// `OrderedDifference` from the previous ones (deletions, insertions,
     /// moves, updates).
     ///
     /// ```swift
@@ -20,7 +20,7 @@ where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable
     /// - The first value's difference is from an empty collection: every
     ///   element is an insertion.
     /// - Applying a value's difference to the elements of the previous value
-    ///   gives its elements (see ``OrderedDifference``).
+    ///   gives its elements (see `OrderedDifference`).
     /// - A value whose elements equal the previous ones (same ids, same
     ///   order, same values) is not delivered, **except the first one of a
     ///   run**: GRDB's `ValueObservation` delivers a first value
@@ -29,13 +29,13 @@ where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable
     /// - Scheduling, cancellation, sharing and publishers are GRDB's.
     ///   Differences are computed off the database, where GRDB reduces values.
     ///
-    /// The observation fails with a ``DifferencesObservationError`` of kind
+    /// The observation fails with a `DifferencesObservationError` of kind
     /// `duplicateIdentifier` when two elements of one value have the same id.
     ///
-    /// - Returns: GRDB's `ValueObservation` of ``ElementsWithDifference`` values.
+    /// - Returns: GRDB's `ValueObservation` of `ElementsWithDifference` values.
     /// - Complexity: O(n + m + k log k) per value, where n and m are the
     ///   counts of the previous and new elements and k the number of common
-    ///   elements (see ``OrderedDifference``).
+    ///   elements (see `OrderedDifference`).
     public func orderedDifferences()
         -> ValueObservation<DifferencesReducer<Reducer, ElementsWithDifference<Reducer.Value.Element>>>
     {

@@ -46,7 +46,7 @@ where
     ///   is GRDB's own `ValueObservation`. Differences are computed off the
     ///   database, where GRDB reduces values.
     ///
-    /// The observation fails with a ``DifferencesObservationError`` of kind
+    /// The observation fails with a `DifferencesObservationError` of kind
     /// `duplicateIdentifier` when two elements of one value (or of
     /// `initialElements`) have the same id.
     ///

@@ -77,7 +77,7 @@ extension ValueObservation {
     ///   Undetected Changes"): call `db.notifyChanges(in:)` in transactions
     ///   that modify them.
     ///
-    /// The observation fails with a ``DifferencesObservationError`` when the
+    /// The observation fails with a `DifferencesObservationError` when the
     /// request's selection lacks a primary key column, or when two rows
     /// have the same key (NULL keys of a rowid table, or a join); with the
     /// decoding error of a record; and with the database's errors.
@@ -115,7 +115,7 @@ extension ValueObservation {
     ///     Player.all(), initialRecords: cachedPlayers)
     /// ```
     ///
-    /// The observation fails with a ``DifferencesObservationError`` when an
+    /// The observation fails with a `DifferencesObservationError` when an
     /// initial record's encoding lacks a primary key column or two initial
     /// records have the same key, and with a record's encoding error.
     ///

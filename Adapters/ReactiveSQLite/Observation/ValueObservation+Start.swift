@@ -42,9 +42,11 @@ extension ValueObservation {
     /// }
     /// ```
     ///
-    /// - Parameter bufferingPolicy: What to keep when values come faster than
-    ///   they are consumed. Default: the newest value only, so a slow consumer
-    ///   sees the latest state, never an unbounded backlog.
+    /// - Parameters:
+    ///   - reader: A `DatabaseQueue` or a `DatabasePool`.
+    ///   - bufferingPolicy: What to keep when values come faster than they
+    ///     are consumed. Default: the newest value only, so a slow consumer
+    ///     sees the latest state, never an unbounded backlog.
     public func values(
         in reader: some DatabaseReader,
         bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .bufferingNewest(1)

@@ -177,8 +177,10 @@ extension ValueObservation {
 
     /// Observes every record of a request, as an array.
     ///
-    /// - Parameter removeDuplicates: When true, a value is delivered only when
-    ///   the raw rows differ from the previous ones (records need not be `Equatable`).
+    /// - Parameters:
+    ///   - request: The observed request.
+    ///   - removeDuplicates: When true, a value is delivered only when the raw
+    ///     rows differ from the previous ones (records need not be `Equatable`).
     @inlinable
     public static func trackingAll<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
@@ -208,8 +210,10 @@ extension ValueObservation {
 
     /// Observes the first record of a request: nil when there is none.
     ///
-    /// - Parameter removeDuplicates: When true, a value is delivered only when
-    ///   the raw row differs from the previous one.
+    /// - Parameters:
+    ///   - request: The observed request.
+    ///   - removeDuplicates: When true, a value is delivered only when the raw
+    ///     row differs from the previous one.
     @inlinable
     public static func trackingOne<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false

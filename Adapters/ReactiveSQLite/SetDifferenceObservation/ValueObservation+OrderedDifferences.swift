@@ -27,7 +27,7 @@ extension ValueObservation {
     /// with a `DifferencesObservationError` (`.duplicateIdentifier`) when an id appears twice in one value (rows
     /// of a join, or ids that are not a unique column of the database).
     ///
-    /// - Returns: An observation of ``ElementsWithDifference`` values.
+    /// - Returns: An observation of `ElementsWithDifference` values.
     /// - Complexity: O(n + m + k log k) per value, where n and m are the
     ///   numbers of previous and new elements and k the number of common
     ///   elements (k log k only when some moved).

@@ -2,7 +2,7 @@
 /// ``SetDifference`` values.
 ///
 /// A scanner holds the last snapshot, sorted by id. Each call to
-/// ``diff(to:)`` compares it with a new snapshot, also sorted by id, returns
+/// `diff(to:)` compares it with a new snapshot, also sorted by id, returns
 /// what was inserted, updated and deleted, and keeps a new snapshot for the
 /// next call:
 ///
@@ -231,7 +231,7 @@ extension SetDifferenceScanner where Element: Identifiable & Equatable, Element.
     /// Returns the difference from the kept snapshot to `newElements`, and
     /// keeps `newElements` for the next diff.
     ///
-    /// The same as the general ``diff(to:)``; for a scanner made by the
+    /// The same as the general `diff(to:)`; for a scanner made by the
     /// `Identifiable & Equatable` initializer, ids and values are read
     /// statically (no closure call per element).
     ///
