@@ -16,76 +16,44 @@ extension ValueObservation {
     /// }
     /// ```
     ///
-    /// The first difference goes from no records to the current ones (every
-    /// record is inserted); then each difference goes from the records of
-    /// the previous one to the current ones. A difference that is empty is
-    /// never delivered: not even the first one (with `.immediate`, nothing is
-    /// delivered before `start` returns when there is no record), nor the one
-    /// of a commit that did not change the request's rows. Scheduling,
-    /// cancellation, errors and `values(in:)` are those of every
-    /// `ValueObservation`.
+    /// The first difference goes from no records to the current ones; then
+    /// each difference goes from the records of the previous one to the
+    /// current ones. An empty difference is never delivered, not even the
+    /// first one. Scheduling, cancellation, errors and `values(in:)` are
+    /// those of every `ValueObservation`.
     ///
-    /// Identity: the primary key of the record's table (of the request's
-    /// table for `Record.all()`-style requests), read from the schema: one
-    /// or several columns, of any type, or the rowid for a table without
-    /// primary key. For such a table, the observation adds the rowid to the
-    /// columns of a `QueryInterfaceRequest` (records decode rows without it);
-    /// an `SQLRequest` must select it (`SELECT rowid, * FROM ...`).
-    ///
-    /// The rows are the request's own (its filter and limit apply), in any
-    /// order: the observation sorts them by key in SQLite's `BINARY` order on
-    /// raw values, whatever the collation of the key columns. So text keys
-    /// declared `COLLATE NOCASE`, texts that Swift would consider equal
-    /// (canonically equivalent strings) and integers above 2^53 are told
-    /// apart as SQLite tells them apart. `orderByPrimaryKey()` gives rows in
-    /// that order, which the observation then does not sort again.
-    ///
-    /// Updates: a record is updated when its key persists and its raw row
-    /// (every value, compared as `DatabaseValue`) changed; records need not
-    /// be `Equatable`. Unchanged records are not reported, and the
-    /// observation keeps their previous instance: each commit decodes only
-    /// the inserted and updated rows.
+    /// Records are identified by the primary key of the table (the rowid of
+    /// a table without primary key: an `SQLRequest` must then select it),
+    /// sorted in SQLite's `BINARY` order on raw values, and updated when
+    /// their raw row changed: they need not be `Equatable`. Unchanged records
+    /// keep their previous instance, and only inserted and updated rows are
+    /// decoded. The observation may refetch only the rows that a commit
+    /// changed rather than every row of the request, with the same
+    /// differences. <doc:SetDifferenceObservations> details identity, order
+    /// and updates, and when changed rows alone are refetched today.
     ///
     /// - Parameters:
     ///   - request: The request of the observed records.
     ///   - updateRecord: Given the kept record and the new row of an updated
     ///     record, returns the record to report in `updated` and keep for the
-    ///     next difference (a deletion then reports it). When nil, the record
-    ///     decoded from the new row. It runs on the observation's serial
-    ///     queue, off the database.
+    ///     next difference. When nil, the record decoded from the new row. It
+    ///     runs on the observation's serial queue, off the database.
     /// - Returns: An observation of `SetDifference`s whose arrays are in key order.
     ///
     /// The observation fails (`onError`, or the error of `values(in:)`) with
     /// a `DatabaseError` when the table does not exist or is a view; with a
     /// `DifferencesObservationError` when the rows lack a primary key column
     /// (`.missingPrimaryKeyColumn`) or two rows have the same key
-    /// (`.duplicateIdentifier`: a join; NULL keys, which SQLite allows in some
-    /// tables); and with the error of a record's decoding.
+    /// (`.duplicateIdentifier`: a join, or NULL keys); and with the error of
+    /// a record's decoding.
     ///
-    /// Refetching only changed rows: when `request` is a
-    /// `QueryInterfaceRequest` without limit, on a table keyed by an
-    /// `INTEGER PRIMARY KEY`, whose SQL filters and orderings have no
-    /// subquery, no `IN` (key filters are fine) and call only built-in
-    /// functions that depend on their arguments alone (`lower`, `length`,
-    /// `LIKE`, `->>`..., not the date and time functions nor the
-    /// application's functions), each commit refetches only the rows it
-    /// changed, whose rowids SQLite's pre-update hook gives, and patches the
-    /// previous rows with them. The observation scans the table instead
-    /// after a commit whose rows it cannot know: with the update hook
-    /// (`Configuration.changeTracking`), after a change of another table it
-    /// reads, a change without rowid, a `DROP` or `ALTER` of the table, a
-    /// commit of another connection or process, or more than 4 096 changed
-    /// rows, and when more than 64 rows and a quarter of the rows changed.
-    /// Both ways give the same differences.
-    ///
-    /// - Complexity: Per commit, when the observation refetches only changed
-    ///   rows: O(k log n) lookups and an O(n × c) copy of values, where k is
-    ///   the number of changed rows, n the number of rows and c the number of
-    ///   columns. Otherwise, O(n × c) to fetch and compare the rows in key
-    ///   order (O(n log n) more when the request orders them otherwise). Plus,
-    ///   in both cases, the decoding of the inserted and updated rows. An
-    ///   unchanged row is compared in place, without being read into new
-    ///   values.
+    /// - Complexity: Per commit, O(n × c) to fetch and compare the rows in key
+    ///   order, where n is the number of rows and c the number of columns
+    ///   (O(n log n) more when the request does not order them by primary
+    ///   key), plus the decoding of the inserted and updated rows. When only
+    ///   the changed rows are refetched: O(k log n) lookups and an O(n × c)
+    ///   copy of values instead of the fetch, where k is the number of
+    ///   changed rows.
     public static func trackingSetDifferences<Request: FetchRequest>(
         _ request: Request,
         updateRecord: (@Sendable (Request.Element, Row) -> Request.Element)? = nil
