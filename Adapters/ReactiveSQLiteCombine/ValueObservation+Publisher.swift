@@ -27,16 +27,13 @@ extension ValueObservation {
     /// guarantees of `start(in:scheduling:onError:onChange:)`; cancelling
     /// the subscription stops it.
     ///
-    /// Demand is honoured: with demand outstanding, each value is delivered
-    /// on the scheduler's queue. Without demand, the newest value is kept
-    /// (one at most: never an unbounded buffer), and delivered as soon as
-    /// demand comes, on the scheduler's queue too: asynchronously, or during
-    /// the `request(_:)` call that brings demand when it is made there (on
-    /// the main thread with `.immediate`; anywhere with `.observationQueue`, whose
-    /// queue is the observation's own). Intermediate values are dropped,
-    /// never the last one. With `.immediate`, a subscriber that requests
-    /// demand when it receives the subscription (as `sink` does) gets the
-    /// first value during `subscribe`.
+    /// Demand is honoured: without demand, only the newest value is kept
+    /// (never an unbounded buffer), and delivered on the scheduler's queue
+    /// when demand comes; intermediate values are dropped, never the last
+    /// one. With `.immediate`, a subscriber that requests demand when it
+    /// receives the subscription (as `sink` does) gets the first value
+    /// during `subscribe`. The module's overview, ``ReactiveSQLiteCombine``,
+    /// details demand and cancellation.
     ///
     /// - Parameters:
     ///   - reader: A `DatabaseQueue` or a `DatabasePool`.
