@@ -16,18 +16,12 @@ where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable
     ///     .orderedDifferences()
     /// ```
     ///
-    /// Semantics (the same as ReactiveSQLite's `orderedDifferences`):
-    /// - The first value's difference is from an empty collection: every
-    ///   element is an insertion.
-    /// - Applying a value's difference to the elements of the previous value
-    ///   gives its elements (see `OrderedDifference`).
-    /// - A value whose elements equal the previous ones (same ids, same
-    ///   order, same values) is not delivered, **except the first one of a
-    ///   run**: GRDB's `ValueObservation` delivers a first value
-    ///   unconditionally, so an empty first collection gives an empty first
-    ///   difference. (ReactiveSQLite's `orderedDifferences` skips it.)
-    /// - Scheduling, cancellation, sharing and publishers are GRDB's.
-    ///   Differences are computed off the database, where GRDB reduces values.
+    /// The first value's difference goes from no element; applying a
+    /// value's difference to the elements of the previous value gives its
+    /// elements. A value whose elements equal the previous ones is not
+    /// delivered, except the first one of a run, which GRDB always
+    /// delivers. Scheduling, cancellation and publishers are GRDB's (see
+    /// ``GRDBDifferences``).
     ///
     /// The observation fails with a `DifferencesObservationError` of kind
     /// `duplicateIdentifier` when two elements of one value have the same id.
@@ -35,7 +29,7 @@ where Reducer.Value: Collection, Reducer.Value.Element: Identifiable & Equatable
     /// - Returns: GRDB's `ValueObservation` of `ElementsWithDifference` values.
     /// - Complexity: O(n + m + k log k) per value, where n and m are the
     ///   counts of the previous and new elements and k the number of common
-    ///   elements (see `OrderedDifference`).
+    ///   elements (k log k only when some moved).
     public func orderedDifferences()
         -> ValueObservation<DifferencesReducer<Reducer, ElementsWithDifference<Reducer.Value.Element>>>
     {

@@ -15,36 +15,17 @@ where
     /// let observation = ValueObservation
     ///     .tracking { db in try Place.fetchAll(db) }
     ///     .setDifferences()
-    /// let cancellable = observation.start(in: dbQueue) { error in
-    ///     // handle error
-    /// } onChange: { difference in
-    ///     mapView.addAnnotations(difference.inserted)
-    ///     mapView.refreshAnnotations(difference.updated)
-    ///     mapView.removeAnnotations(difference.deleted)
-    /// }
     /// ```
     ///
-    /// Semantics (the same as ReactiveSQLite's `setDifferences`):
-    /// - The first difference of each run (each `start`, subscription or
-    ///   `values(in:)` iteration) is computed against `initialElements`.
-    /// - An element is inserted when its id appears, deleted when its id
-    ///   disappears, and updated when its id persists and it is not equal
-    ///   to its previous version.
-    /// - `updateElement(old, new)` chooses the element that an update
-    ///   reports, and that the next difference starts from (for example the
-    ///   old instance updated in place). Without it, the new element.
-    /// - Elements that did not change are not reported, and keep their
-    ///   previous instance: a later deletion reports that instance.
-    /// - Each array of a difference is in id order. The observed values need
-    ///   not be sorted by id: they are sorted when they are not.
-    /// - An empty difference is not delivered, **except the first one of a
-    ///   run**: GRDB's `ValueObservation` delivers a first value
-    ///   unconditionally, so when the first elements equal
-    ///   `initialElements` the first difference is empty. (ReactiveSQLite's
-    ///   `setDifferences` skips it.) Filter it out if you do not want it.
-    /// - Scheduling, cancellation, sharing and publishers are GRDB's: this
-    ///   is GRDB's own `ValueObservation`. Differences are computed off the
-    ///   database, where GRDB reduces values.
+    /// The first difference of each run (each `start`, subscription or
+    /// `values(in:)` iteration) goes from `initialElements`. An element is
+    /// updated when its id persists and it is not equal to its previous
+    /// version; unchanged elements are not reported, and keep their previous
+    /// instance. The observed values need not be sorted by id. An empty
+    /// difference is not delivered, except the first one of a run, which
+    /// GRDB always delivers. Scheduling, cancellation and publishers are
+    /// GRDB's. The module's overview, ``GRDBDifferences``, compares these
+    /// semantics with ReactiveSQLite's `setDifferences`.
     ///
     /// The observation fails with a `DifferencesObservationError` of kind
     /// `duplicateIdentifier` when two elements of one value (or of
@@ -53,8 +34,10 @@ where
     /// - Parameters:
     ///   - initialElements: The elements the first difference starts from.
     ///   - updateElement: Given the kept and the new version of an updated
-    ///     element, returns the element to report and keep.
-    /// - Returns: GRDB's `ValueObservation` of `SetDifference` values.
+    ///     element, returns the element to report and keep. When nil, the
+    ///     new element.
+    /// - Returns: GRDB's `ValueObservation` of `SetDifference` values, whose
+    ///   arrays are in id order.
     /// - Complexity: O(n + m) per value, where n and m are the counts of the
     ///   previous and new elements (O(m log m) when a value is not sorted
     ///   by id).

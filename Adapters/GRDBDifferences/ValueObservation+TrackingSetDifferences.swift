@@ -45,37 +45,16 @@ extension ValueObservation {
     /// }
     /// ```
     ///
-    /// Semantics (the same as ReactiveSQLite's `trackingSetDifferences`):
-    /// - Identity is the primary key of the request's table, read from the
-    ///   schema when the observation fetches: one column or several,
-    ///   integer or text, or the rowid when the table has no primary key
-    ///   (the observation then adds a `rowid` column to the request's
-    ///   selection: rows and records see it as their last column).
-    /// - The rows are the request's own: its filter, order and limit apply.
-    ///   They are re-sorted by key in SQLite's `BINARY` order on raw values
-    ///   (texts by bytes, numbers exactly), never with Swift's `String`
-    ///   comparison: text keys declared `COLLATE NOCASE`, canonically
-    ///   equivalent texts and integers above 2^53 all diff correctly.
-    /// - A record is updated when its key persists and its raw row changed
-    ///   (values compared as SQLite does, texts and blobs byte by byte), so
-    ///   records need not be `Equatable`. Rows that did not change are not
-    ///   decoded again, and keep their previous record.
-    /// - `updateRecord(old, row)` makes the record that an update reports and
-    ///   keeps, from the previous record and the new raw row. Without it,
-    ///   the record decoded from the row.
-    /// - The first difference of a run is computed against no record: every
-    ///   record is inserted.
-    /// - An empty difference is not delivered, **except the first one of a
-    ///   run**: GRDB's `ValueObservation` delivers a first value
-    ///   unconditionally, so an empty request gives an empty first
-    ///   difference. (ReactiveSQLite's observation skips it.)
-    /// - The region is the request's; scheduling, cancellation, sharing and
-    ///   publishers are GRDB's. Keys, comparisons and decoding run off the
-    ///   database, where GRDB reduces values.
-    /// - WITHOUT ROWID tables are keyed like the others, but GRDB does not
-    ///   see their changes by itself (GRDB's documentation, "Dealing with
-    ///   Undetected Changes"): call `db.notifyChanges(in:)` in transactions
-    ///   that modify them.
+    /// Records are identified by the primary key of the request's table (the
+    /// rowid of a table without one), sorted by key in SQLite's `BINARY`
+    /// order on raw values, and updated when their raw row changed: they need
+    /// not be `Equatable`. Unchanged rows are not decoded again. The first
+    /// difference of a run goes from no record. An empty difference is not
+    /// delivered, except the first one of a run, which GRDB always delivers.
+    /// The region is the request's; scheduling, cancellation and publishers
+    /// are GRDB's. Changes to WITHOUT ROWID tables need
+    /// `db.notifyChanges(in:)`. The module's overview, ``GRDBDifferences``,
+    /// details these semantics.
     ///
     /// The observation fails with a `DifferencesObservationError` when the
     /// request's selection lacks a primary key column, or when two rows
@@ -85,7 +64,8 @@ extension ValueObservation {
     /// - Parameters:
     ///   - request: A request of the table's records.
     ///   - updateRecord: Given the kept record and the new row of an updated
-    ///     record, returns the record to report and keep.
+    ///     record, returns the record to report and keep. When nil, the
+    ///     record decoded from the row.
     /// - Returns: GRDB's `ValueObservation` of `SetDifference` values, whose
     ///   arrays are in key order.
     /// - Complexity: O(n + m) per fetch, where n and m are the counts of the
