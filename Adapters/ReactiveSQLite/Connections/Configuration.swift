@@ -72,36 +72,22 @@ public struct Configuration: Sendable {
     /// other processes to the same database file. Default false.
     ///
     /// SQLite's hooks only see the commits of their own connection. With
-    /// this option, while at least one observation (value, record or region)
-    /// runs on the queue or pool, a dedicated read-only connection (labelled
-    /// `<label>.watcher`) reads `PRAGMA data_version` every
-    /// `externalChangePollInterval`; when it changed, the writer connection
-    /// reads its own `data_version`, which only changes for the commits of
-    /// other connections, so that the queue's or pool's own commits are not
-    /// reported twice. A detected external commit counts as a change of the
-    /// whole database for every observation running then:
-    /// - value and record observations fetch again, from a state that
-    ///   contains the external commit (and `removeDuplicates()` or a
-    ///   difference operator delivers nothing when the value did not
-    ///   change). Values keep their guarantees: in commit order, each from
-    ///   one committed state, none after `cancel()`.
-    /// - region observations are called once per detection, on the writer's
-    ///   queue with its `Database`, as after a local commit. Several external
-    ///   commits between two polls make one detection.
+    /// this option, while at least one observation runs on the queue or
+    /// pool, a dedicated read-only connection (labelled `<label>.watcher`)
+    /// polls `PRAGMA data_version` every `externalChangePollInterval`. A
+    /// detected external commit counts as a change of the whole database:
+    /// value and record observations fetch again (with all their
+    /// guarantees), region observations are called once per detection on
+    /// the writer's queue, and `TransactionObserver`s are not told. Several
+    /// external commits between two polls make one detection.
     ///
-    /// Nothing is polled, and the dedicated connection is closed, while no
-    /// observation runs, after the database is closed, and when this option
-    /// is false. In-memory databases have no other writer, and ignore it.
-    /// `TransactionObserver`s are not told: external commits have no row events.
-    ///
-    /// It works on a read-only `DatabaseQueue` (see `readonly`) opened on a
-    /// file that another process writes, in rollback-journal and WAL modes.
-    /// Such a queue commits nothing itself, so its region observations are
-    /// called for external commits only.
-    ///
-    /// In rollback-journal mode, each poll holds a shared lock on the file
-    /// for the time of one read: a writer in another process that has no busy
-    /// timeout may then fail with `SQLITE_BUSY`.
+    /// Nothing is polled while no observation runs, after the database is
+    /// closed, or for an in-memory database. The option works on a
+    /// read-only `DatabaseQueue` (see `readonly`) opened on a file that
+    /// another process writes. In rollback-journal mode, each poll holds a
+    /// shared lock for the time of one read: a writer in another process
+    /// that has no busy timeout may then fail with `SQLITE_BUSY`.
+    /// <doc:ExternalChanges> explains the mechanism and its costs.
     public var observesExternalChanges: Bool = false
 
     /// How often external changes are looked for, when

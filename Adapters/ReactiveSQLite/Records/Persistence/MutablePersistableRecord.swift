@@ -25,24 +25,18 @@
 /// Records whose inserts do not change them adopt `PersistableRecord`,
 /// whose methods do not mutate.
 ///
-/// **Keys.** A record's row is the one of its primary key, read from the
-/// table's schema: the `INTEGER PRIMARY KEY` column, the columns of any
-/// other primary key (compound, text, `WITHOUT ROWID`), or, for a table that
-/// declares none, the rowid, which the record then encodes as a column named
-/// `rowid`. Column names compare ASCII case-insensitively.
+/// The row is the one of the record's primary key, read from the table's
+/// schema (the rowid, encoded as a `rowid` column, for a table without
+/// primary key). Each write runs one statement (`save` two, when its update
+/// finds no row), compiled once per connection, and notifies observations
+/// as any statement does. <doc:DefiningRecords> details keys, statements and
+/// conversions.
 ///
-/// **Statements.** Each write runs one statement (`save` two, when its
-/// update finds no row), compiled once per connection, record type, columns
-/// and conflict resolution, then reused: a record writes with no more work
-/// than encoding its columns and binding their values. Its changes notify
-/// transaction observers and observations as any statement's.
-/// `Database.trace(options:_:)` shows the statements.
-///
-/// **Errors.** Constraint violations and other SQLite failures throw a
-/// `DatabaseError` with the SQL and its arguments. An update of a row that
-/// does not exist throws `RecordError.recordNotFound`. A record that does
-/// not encode its primary key cannot update, delete or look for its row:
-/// that throws a `DatabaseError` (`SQLITE_MISUSE`) that says so.
+/// Errors: constraint violations and other SQLite failures throw a
+/// `DatabaseError` with the SQL and its arguments; an update of a row that
+/// does not exist throws `RecordError.recordNotFound`; a record that does
+/// not encode its primary key cannot update, delete or look for its row,
+/// and throws a `DatabaseError` (`SQLITE_MISUSE`) that says so.
 public protocol MutablePersistableRecord: EncodableRecord, TableRecord {
     /// Called after the record's row was inserted (by `insert`, `upsert`,
     /// and `save` when it inserts), with the rowid of the row. Not called
