@@ -27,6 +27,9 @@ import DatabaseRegions
 /// - Dropping or altering a table of the region is a change too: the
 ///   observation fetches again, and a fetch that fails (no such table) ends
 ///   it with that error.
+///
+/// <doc:ObservationGuarantees> lists every guarantee, with what it means for
+/// an app and the test that checks it.
 public struct ValueObservation<Value: Sendable>: Sendable {
     let tracking: ObservationTracking
     /// Fetches on a database connection. Stateless.

@@ -37,10 +37,7 @@
 ///   and right sequences. Each step is O(1) and allocates nothing. Each id is
 ///   read once.
 ///
-/// Performance: the iteration is inlinable. In optimized builds it is
-/// specialized for the caller's types, and the `Comparable` and
-/// `Identifiable` initializers read ids without any closure call; only the
-/// general initializer calls its closures, once per element.
+/// <doc:ChoosingADiff> compares it with the other differences of this module.
 public struct SortedDifference<LeftSequence: Sequence, RightSequence: Sequence, ID: Comparable> {
     @usableFromInline let left: LeftSequence
     @usableFromInline let right: RightSequence
