@@ -10,5 +10,13 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "Consumer", dependencies: [.product(name: "ReactiveSQLite", package: "ReactiveSQLite")]),
+        // The core modules alone: they link with the Swift standard library
+        // only (no Foundation, no libm).
+        .executableTarget(
+            name: "CoreConsumer",
+            dependencies: [
+                .product(name: "Differences", package: "ReactiveSQLite"),
+                .product(name: "DatabaseRegions", package: "ReactiveSQLite"),
+            ]),
     ]
 )

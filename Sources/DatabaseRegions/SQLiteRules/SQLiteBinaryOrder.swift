@@ -48,7 +48,7 @@ package enum SQLiteBinaryOrder {
         case .null: break
         case .integer(let integer): hasher.combine(integer)
         case .real(let real):
-            if let exact = Int64(exactly: real) { hasher.combine(exact) } else { hasher.combine(real) }
+            if let exact = exactInteger(real) { hasher.combine(exact) } else { hasher.combine(real) }
         case .text(let text): hashText(text, &hasher)
         case .blob(let blob): hashBlob(blob, &hasher)
         }
@@ -73,14 +73,30 @@ package enum SQLiteBinaryOrder {
 
     /// Compares a real with an integer exactly (no rounding of the integer
     /// to a Double, which would make 2^53 + 1 equal to 2^53).
+    ///
+    /// No libm function: the core modules link with the Swift standard
+    /// library alone (`rounded()` and `Int64(exactly:)` call `floor`,
+    /// `trunc`... on Linux).
     package static func compare(real: Double, integer: Int64) -> Int {
         // Int64 bounds as Doubles: -2^63 is exact, 2^63 is one past Int64.max.
         if real < -9.223372036854775808e18 { return -1 }
         if real >= 9.223372036854775808e18 { return 1 }
-        let truncated = real.rounded(.down)
-        let whole = Int64(truncated)
+        // Toward zero. When the whole parts differ, they decide (the
+        // fraction is smaller than 1 and has the sign of `real`).
+        let whole = Int64(real)
         if whole != integer { return whole < integer ? -1 : 1 }
-        return real > truncated ? 1 : 0
+        // Above 2^53 every Double is an integer, so the difference is 0;
+        // below, `Double(whole)` is exact, and so is the difference.
+        let fraction = real - Double(whole)
+        return fraction > 0 ? 1 : (fraction < 0 ? -1 : 0)
+    }
+
+    /// The integer equal to `real`, or nil when it has a fraction or is out
+    /// of Int64's range (`Int64(exactly:)` without libm).
+    package static func exactInteger(_ real: Double) -> Int64? {
+        guard real >= -9.223372036854775808e18, real < 9.223372036854775808e18 else { return nil }
+        let whole = Int64(real)
+        return Double(whole) == real ? whole : nil
     }
 
     /// memcmp's order on bytes, then the shorter first: how SQLite's

@@ -56,6 +56,33 @@ import TestSupport
         #expect(SQLiteBinaryOrder.compare(real: -.infinity, integer: .min) == -1)
     }
 
+    /// Against a reference built on `rounded` and `Int64(exactly:)`.
+    @Test func realIntegerComparisonMatchesAReference() {
+        func reference(_ real: Double, _ integer: Int64) -> Int {
+            if real < -9.223372036854775808e18 { return -1 }
+            if real >= 9.223372036854775808e18 { return 1 }
+            let truncated = real.rounded(.down)
+            let whole = Int64(truncated)
+            if whole != integer { return whole < integer ? -1 : 1 }
+            return real > truncated ? 1 : 0
+        }
+        var random = SplitMix64(seed: 5)
+        let specials: [Double] = [0, -0.0, 0.5, -0.5, 1, -1, 1.5, -1.5, 9.007199254740992e15, -9.007199254740993e15,
+                                  9.223372036854775807e18, -9.223372036854775808e18, 1e300, -1e300, .infinity, -.infinity]
+        for _ in 0..<20_000 {
+            let integer = Bool.random(using: &random) ? Int64.random(in: -3...3, using: &random) : Int64.random(in: .min ... .max, using: &random)
+            let real: Double = switch Int.random(in: 0..<4, using: &random) {
+            case 0: specials.randomElement(using: &random)!
+            case 1: Double(integer) + [-1, -0.5, 0, 0.5, 1].randomElement(using: &random)!
+            case 2: Double(bitPattern: random.next())
+            default: Double.random(in: -1e19...1e19, using: &random)
+            }
+            guard !real.isNaN else { continue }
+            #expect(SQLiteBinaryOrder.compare(real: real, integer: integer) == reference(real, integer), "\(real) \(integer)")
+            #expect(SQLiteBinaryOrder.exactInteger(real) == Int64(exactly: real), "\(real)")
+        }
+    }
+
     @Test func storageClassesOrderNullNumbersTextsBlobs() {
         typealias Value = SQLiteRawValue<String, [UInt8]>
         let ordered: [Value] = [.null, .integer(-5), .real(-4.5), .integer(3), .real(3.25), .text(""), .text("a"), .blob([]), .blob([0])]
