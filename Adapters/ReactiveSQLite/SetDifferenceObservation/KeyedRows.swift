@@ -49,31 +49,37 @@ final class KeyedRows: Sendable {
         return Row(layout: recordLayout, values: Array(rows[row].prefix(recordLayout.columnNames.count)))
     }
 
-    /// The row a record decodes from, as `recordRow(_:)`, written over the
-    /// values of `reused` (a row this method returned before, or nil).
+    /// The row a record decodes from, as `recordRow(_:)`, which reads the
+    /// values of these rows in place, through `reused` (nil at first), a
+    /// storage made by this method for these rows.
     ///
-    /// When the storage of `reused` is not shared (the record decoded from
-    /// it did not keep its row), its values are replaced in place: decoding
-    /// many records allocates no row per record. A record that keeps its
-    /// row keeps its own values: `Row` is a value, and its storage is copied
-    /// before it is written.
+    /// The storage serves the next rows while no record keeps its row:
+    /// decoding many records copies no values and allocates no row per
+    /// record. A record that keeps its row keeps the row's own values: the
+    /// storage is detached (`StatementRow.detach()`) and replaced at the
+    /// next call, or by `endRecordRows(_:)`, which the caller must call
+    /// when it is done, even after an error.
     ///
-    /// - Complexity: O(c), where c is the number of columns.
-    func recordRow(_ row: Int, reusing reused: inout Row?) -> Row {
+    /// - Complexity: O(1), and O(c) for a kept row, where c is the number
+    ///   of columns.
+    func recordRow(_ row: Int, reusing reused: inout StatementRow?) -> Row {
         let layout = recordLayout ?? self.layout
-        guard reused?.layout === layout else {
-            let fresh = recordRow(row)
-            reused = fresh
-            return fresh
-        }
-        let width = layout.columnNames.count
         let start = row * rows.width
-        rows.withUnsafeValues { values in
-            for column in 0..<width {
-                reused!.databaseValues[column] = values[start + column]
-            }
+        if reused?.layout === layout, isKnownUniquelyReferenced(&reused), reused!.readsRowsOfValues {
+            reused!.move(to: start)
+        } else {
+            reused?.detach()
+            reused = StatementRow(layout: layout, rows: rows.values, start: start)
         }
-        return reused!
+        return Row(reused!)
+    }
+
+    /// Ends the decoding of records through `reused` (see
+    /// `recordRow(_:reusing:)`): detaches the storage when a record kept
+    /// its row, so that the row does not read these rows any more.
+    func endRecordRows(_ reused: inout StatementRow?) {
+        if !isKnownUniquelyReferenced(&reused) { reused?.detach() }
+        reused = nil
     }
 
     /// Whether these rows and `other` are keyed by the same columns (ASCII

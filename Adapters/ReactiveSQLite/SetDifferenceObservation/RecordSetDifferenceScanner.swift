@@ -60,7 +60,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         let read = reuse.readIndices
         var difference = SetDifference<Record>()
         // The row records decode from, its storage reused (see `KeyedRows.recordRow(_:reusing:)`).
-        var row: Row?
+        var row: StatementRow?
+        defer { new.endRecordRows(&row) }
         // The record of each read row, in order.
         var readRecords: [Record] = []
         readRecords.reserveCapacity(read.count)
@@ -177,7 +178,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         let comparator = RowKeyComparator(oldRows, keyIndices: oldKeyIndices, newRows, keyIndices: new.keyIndices)
         var difference = SetDifference<Record>()
         // The row records decode from, its storage reused (see `KeyedRows.recordRow(_:reusing:)`).
-        var row: Row?
+        var row: StatementRow?
+        defer { new.endRecordRows(&row) }
         var nextRecords: [Record] = []
         nextRecords.reserveCapacity(newRows.count)
         var oldIndex = 0
@@ -236,7 +238,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// `new` and its records, which share the storage of `inserted`.
     private mutating func insertingAll(_ new: KeyedRows) throws -> SetDifference<Record> {
         var difference = SetDifference<Record>()
-        var row: Row?
+        var row: StatementRow?
+        defer { new.endRecordRows(&row) }
         difference.inserted.reserveCapacity(new.rows.count)
         for index in 0..<new.rows.count {
             difference.inserted.append(try Record(row: new.recordRow(index, reusing: &row)))
@@ -248,7 +251,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
 
     /// The record to report and keep for row `row` of `rows`, updated from
     /// `old`, decoded from `reused` (see `KeyedRows.recordRow(_:reusing:)`).
-    private func updatedRecord(_ old: Record, _ row: Int, _ rows: KeyedRows, reusing reused: inout Row?) throws -> Record {
+    private func updatedRecord(_ old: Record, _ row: Int, _ rows: KeyedRows, reusing reused: inout StatementRow?) throws -> Record {
         let recordRow = rows.recordRow(row, reusing: &reused)
         if let updateRecord { return try updateRecord(old, recordRow) }
         return try Record(row: recordRow)
