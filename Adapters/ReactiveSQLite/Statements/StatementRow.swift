@@ -108,7 +108,9 @@ final class StatementRow: @unchecked Sendable {
     @inline(__always)
     private var readsStatement: Bool {
         if isDetached.load(ordering: .acquiring) { return false }
-        if pthread_equal(owner, pthread_self()) == 0 { Self.readFromAnotherThread() }
+        // `pthread_t` is an integer (glibc) or a pointer (Darwin), which
+        // `pthread_equal` compares: compared here without a call.
+        if owner != pthread_self() { Self.readFromAnotherThread() }
         return handle != nil
     }
 
