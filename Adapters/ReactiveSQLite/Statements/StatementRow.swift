@@ -23,10 +23,11 @@ import Synchronization
 /// `@unchecked Sendable`: until `isDetached` is set, the storage is read
 /// and moved from row to row only by the thread of the access (or of the
 /// observation's reduction) that made it, `owner`: another thread reading a
-/// row that is not detached yet (a row sent away by `init(row:)`, read
-/// before it returned) stops the program. `values` and `start` are written
-/// before `isDetached` is set with release ordering, and read after it was
-/// seen set with acquire ordering; they never change afterwards.
+/// row that is not detached yet (a row sent away by `init(row:)`) waits
+/// until it is, and stops the program if `init(row:)` waits for that read.
+/// `values` and `start` are written before `isDetached` is set with release
+/// ordering, and read after it was seen set with acquire ordering; they
+/// never change afterwards.
 @usableFromInline
 final class StatementRow: @unchecked Sendable {
     /// The `sqlite3_stmt *` of the statement, read until detached; nil for
@@ -103,22 +104,38 @@ final class StatementRow: @unchecked Sendable {
     }
 
     /// Whether reads go to the statement; otherwise they go to `values`
-    /// from `start`. Stops the program when another thread reads a row
-    /// that is not detached.
+    /// from `start`. Another thread waits until the row is detached (see
+    /// `waitUntilDetached()`).
     @inline(__always)
     private var readsStatement: Bool {
         if isDetached.load(ordering: .acquiring) { return false }
         // `pthread_t` is an integer (glibc) or a pointer (Darwin), which
         // `pthread_equal` compares: compared here without a call.
-        if owner != pthread_self() { Self.readFromAnotherThread() }
+        if owner != pthread_self() {
+            waitUntilDetached()
+            return false
+        }
         return handle != nil
     }
 
-    private static func readFromAnotherThread() -> Never {
-        // fatalError rather than precondition: the message shows in release builds too.
-        fatalError(
-            "A Row was read on another thread while the record decoded from it was being initialized: "
-                + "read the values you need in init(row:), or read the row once init(row:) has returned")
+    /// Waits, on a thread other than the owner, until the row is detached:
+    /// a row that `init(row:)` kept and handed to another thread (which
+    /// may read it at once) is detached as soon as `init(row:)` returns.
+    /// Stops the program after a second: then `init(row:)` waits for the
+    /// read, which cannot happen while it runs.
+    @inline(never)
+    private func waitUntilDetached() {
+        let deadline = ContinuousClock.now + .seconds(1)
+        while !isDetached.load(ordering: .acquiring) {
+            if ContinuousClock.now > deadline {
+                // fatalError rather than precondition: the message shows in release builds too.
+                fatalError(
+                    "A Row was read on another thread while the record decoded from it was being initialized, "
+                        + "and init(row:) waited for that read: read the values you need in init(row:), "
+                        + "or read the row once init(row:) has returned")
+            }
+            sched_yield()
+        }
     }
 
     // MARK: - Reads

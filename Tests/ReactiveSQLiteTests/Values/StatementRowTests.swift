@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import ReactiveSQLite
 import Testing
 
@@ -131,4 +133,48 @@ import Testing
         }.value
         #expect(reads == ["1 Arthur", "2 nil"])
     }
+
+    /// A record that keeps its row and reads it on another thread at once,
+    /// without waiting.
+    final class SentRows: Sendable {
+        let reads = LockedStrings()
+    }
+
+    struct Sender: FetchableRecord, TableRecord, Sendable {
+        static let databaseTableName = "player"
+        static let sent = SentRows()
+        static let group = DispatchGroup()
+        var row: Row
+        init(row: Row) throws {
+            self.row = row
+            Self.group.enter()
+            DispatchQueue.global().async {
+                Self.sent.reads.append(row.description)
+                Self.group.leave()
+            }
+        }
+    }
+
+    /// Serialized: the records of the cases share `Sender.sent`.
+    @Test(.serialized, arguments: DatabaseKind.allCases)
+    func aKeptRowReadOnAnotherThreadAtOnceGivesItsValues(kind: DatabaseKind) throws {
+        let test = try kind.make()
+        try test.writer.write { db in
+            try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT)")
+            for id in 1...200 { try db.execute(sql: "INSERT INTO player VALUES (?, ?)", arguments: [id, "P\(id)"]) }
+        }
+        Sender.sent.reads.removeAll()
+        let records = try test.writer.read { db in try Sender.orderByPrimaryKey().fetchAll(db) }
+        Sender.group.wait()
+        #expect(Sender.sent.reads.sorted() == records.map(\.row.description).sorted())
+        #expect(records.map(\.row.description) == (1...200).map { "[id:\($0) name:'P\($0)']" })
+    }
+}
+
+/// Strings appended from several threads.
+final class LockedStrings: Sendable {
+    private let strings = Mutex<[String]>([])
+    func append(_ string: String) { strings.withLock { $0.append(string) } }
+    func removeAll() { strings.withLock { $0.removeAll() } }
+    func sorted() -> [String] { strings.withLock { $0.sorted() } }
 }
