@@ -95,18 +95,20 @@ extension FetchRequest where Element: DatabaseValueConvertible {
 extension FetchRequest where Element: FetchableRecord {
     /// Every row of the request, decoded as a record.
     ///
-    /// The row handed to `init(row:)` reuses one buffer of values for the whole
-    /// fetch unless the record keeps it.
+    /// The row handed to `init(row:)` reads the statement in place, and
+    /// serves the whole fetch unless the record keeps it (a kept row keeps
+    /// its own copy of the values).
     ///
     /// - Throws: The first error thrown by `init(row:)`, or a `DatabaseError`.
     @inlinable
     public func fetchAll(_ db: Database) throws -> [Element] {
         try prepareStatement(db).fetching { statement in
-            var values: [DatabaseValue] = []
+            guard try statement.step() else { return [] }
+            var statementRow = statement.makeStatementRow()
             var records: [Element] = []
-            while try statement.step() {
-                records.append(try Element(row: statement.currentRow(reusing: &values)))
-            }
+            repeat {
+                records.append(try statement.decodeRecord(Element.self, from: &statementRow))
+            } while try statement.step()
             return records
         }
     }
@@ -119,13 +121,19 @@ extension FetchRequest where Element: FetchableRecord {
     @inlinable
     public func fetchOne(_ db: Database) throws -> Element? {
         try prepareStatement(db).fetching { statement in
-            try statement.step() ? Element(row: statement.currentRow()) : nil
+            guard try statement.step() else { return nil }
+            var statementRow = statement.makeStatementRow()
+            return try statement.decodeRecord(Element.self, from: &statementRow)
         }
     }
 
     /// A cursor over the records of the request, decoded one at a time as it
     /// is iterated.
     public func fetchCursor(_ db: Database) throws -> DatabaseCursor<Element> {
-        DatabaseCursor(statement: try prepareStatement(db)) { try Element(row: $0.currentRow()) }
+        var statementRow: StatementRow?
+        return DatabaseCursor(statement: try prepareStatement(db)) { statement in
+            if statementRow == nil { statementRow = statement.makeStatementRow() }
+            return try statement.decodeRecord(Element.self, from: &statementRow!)
+        }
     }
 }

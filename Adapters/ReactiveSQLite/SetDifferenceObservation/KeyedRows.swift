@@ -42,38 +42,73 @@ final class KeyedRows: Sendable {
         self.reuse = reuse
     }
 
-    /// The row a record decodes from: row `row`, without the added column,
-    /// if any.
-    func recordRow(_ row: Int) -> Row {
-        guard let recordLayout else { return Row(layout: layout, values: Array(rows[row])) }
-        return Row(layout: recordLayout, values: Array(rows[row].prefix(recordLayout.columnNames.count)))
+    /// Decodes a record with `decode` from the row a record decodes from:
+    /// row `row`, without the column the observation added, if any. The
+    /// row reads the values of these rows in place, through `reused` (nil
+    /// at first), a storage made by this method for these rows.
+    ///
+    /// The storage serves the next rows while no record keeps its row:
+    /// decoding many records copies no values and allocates no row per
+    /// record. When `decode` keeps the row (or throws it), the row gets its
+    /// own copy of the values before this method returns
+    /// (`StatementRow.detach()`), and `reused` becomes nil.
+    ///
+    /// - Complexity: O(1) plus `decode`, and O(c) for a kept row, where c
+    ///   is the number of columns.
+    func decodeRecord<Record>(
+        _ row: Int, reusing reused: inout StatementRow?, _ decode: (Row) throws -> Record
+    ) throws -> Record {
+        prepareRecordRow(row, reusing: &reused)
+        // The row lives only for the call: afterwards, only a record (or
+        // an error) that kept it still holds the storage.
+        let record: Record
+        do {
+            record = try decode(Row(reused!))
+        } catch {
+            Self.detachIfKept(&reused)
+            throw error
+        }
+        Self.detachIfKept(&reused)
+        return record
     }
 
-    /// The row a record decodes from, as `recordRow(_:)`, written over the
-    /// values of `reused` (a row this method returned before, or nil).
-    ///
-    /// When the storage of `reused` is not shared (the record decoded from
-    /// it did not keep its row), its values are replaced in place: decoding
-    /// many records allocates no row per record. A record that keeps its
-    /// row keeps its own values: `Row` is a value, and its storage is copied
-    /// before it is written.
-    ///
-    /// - Complexity: O(c), where c is the number of columns.
-    func recordRow(_ row: Int, reusing reused: inout Row?) -> Row {
+    /// `decodeRecord(row, reusing: &reused, Record.init(row:))`, without a
+    /// closure: the row is handed to `init(row:)`, which consumes it.
+    func decodeRecord<Record: FetchableRecord>(
+        _ row: Int, as _: Record.Type, reusing reused: inout StatementRow?
+    ) throws -> Record {
+        prepareRecordRow(row, reusing: &reused)
+        let record: Record
+        do {
+            record = try Record(row: Row(reused!))
+        } catch {
+            Self.detachIfKept(&reused)
+            throw error
+        }
+        Self.detachIfKept(&reused)
+        return record
+    }
+
+    /// Makes `reused` a storage that reads row `row` of these rows, the
+    /// row records see.
+    @inline(__always)
+    private func prepareRecordRow(_ row: Int, reusing reused: inout StatementRow?) {
         let layout = recordLayout ?? self.layout
-        guard reused?.layout === layout else {
-            let fresh = recordRow(row)
-            reused = fresh
-            return fresh
-        }
-        let width = layout.columnNames.count
         let start = row * rows.width
-        rows.withUnsafeValues { values in
-            for column in 0..<width {
-                reused!.databaseValues[column] = values[start + column]
-            }
+        if reused?.layout === layout, reused!.readsRowsOfValues {
+            reused!.move(to: start)
+        } else {
+            reused = StatementRow(layout: layout, rows: rows.values, start: start)
         }
-        return reused!
+    }
+
+    /// Detaches `reused` and forgets it when a row still holds it.
+    @inline(__always)
+    private static func detachIfKept(_ reused: inout StatementRow?) {
+        if !isKnownUniquelyReferenced(&reused) {
+            reused?.detach()
+            reused = nil
+        }
     }
 
     /// Whether these rows and `other` are keyed by the same columns (ASCII

@@ -59,8 +59,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         let unused = reuse.unusedBaseIndices
         let read = reuse.readIndices
         var difference = SetDifference<Record>()
-        // The row records decode from, its storage reused (see `KeyedRows.recordRow(_:reusing:)`).
-        var row: Row?
+        // The row records decode from, its storage reused (see `KeyedRows.decodeRecord(_:reusing:_:)`).
+        var row: StatementRow?
         // The record of each read row, in order.
         var readRecords: [Record] = []
         readRecords.reserveCapacity(read.count)
@@ -75,7 +75,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 difference.deleted.append(records[unused[unusedIndex]])
                 unusedIndex += 1
             } else if order > 0 {
-                let record = try Record(row: new.recordRow(read[readIndex], reusing: &row))
+                let record = try new.decodeRecord(read[readIndex], as: Record.self, reusing: &row)
                 difference.inserted.append(record)
                 readRecords.append(record)
                 readIndex += 1
@@ -176,8 +176,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         let newRows = new.rows
         let comparator = RowKeyComparator(oldRows, keyIndices: oldKeyIndices, newRows, keyIndices: new.keyIndices)
         var difference = SetDifference<Record>()
-        // The row records decode from, its storage reused (see `KeyedRows.recordRow(_:reusing:)`).
-        var row: Row?
+        // The row records decode from, its storage reused (see `KeyedRows.decodeRecord(_:reusing:_:)`).
+        var row: StatementRow?
         var nextRecords: [Record] = []
         nextRecords.reserveCapacity(newRows.count)
         var oldIndex = 0
@@ -188,7 +188,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 difference.deleted.append(oldRecords[oldIndex])
                 oldIndex += 1
             } else if order > 0 {
-                let record = try Record(row: new.recordRow(newIndex, reusing: &row))
+                let record = try new.decodeRecord(newIndex, as: Record.self, reusing: &row)
                 difference.inserted.append(record)
                 nextRecords.append(record)
                 newIndex += 1
@@ -211,7 +211,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             oldIndex += 1
         }
         while newIndex < newRows.count {
-            let record = try Record(row: new.recordRow(newIndex, reusing: &row))
+            let record = try new.decodeRecord(newIndex, as: Record.self, reusing: &row)
             difference.inserted.append(record)
             nextRecords.append(record)
             newIndex += 1
@@ -236,10 +236,10 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// `new` and its records, which share the storage of `inserted`.
     private mutating func insertingAll(_ new: KeyedRows) throws -> SetDifference<Record> {
         var difference = SetDifference<Record>()
-        var row: Row?
+        var row: StatementRow?
         difference.inserted.reserveCapacity(new.rows.count)
         for index in 0..<new.rows.count {
-            difference.inserted.append(try Record(row: new.recordRow(index, reusing: &row)))
+            difference.inserted.append(try new.decodeRecord(index, as: Record.self, reusing: &row))
         }
         replaceSnapshot(with: new)
         records = difference.inserted
@@ -247,11 +247,12 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     }
 
     /// The record to report and keep for row `row` of `rows`, updated from
-    /// `old`, decoded from `reused` (see `KeyedRows.recordRow(_:reusing:)`).
-    private func updatedRecord(_ old: Record, _ row: Int, _ rows: KeyedRows, reusing reused: inout Row?) throws -> Record {
-        let recordRow = rows.recordRow(row, reusing: &reused)
-        if let updateRecord { return try updateRecord(old, recordRow) }
-        return try Record(row: recordRow)
+    /// `old`, decoded from `reused` (see `KeyedRows.decodeRecord(_:reusing:_:)`).
+    private func updatedRecord(_ old: Record, _ row: Int, _ rows: KeyedRows, reusing reused: inout StatementRow?) throws -> Record {
+        try rows.decodeRecord(row, reusing: &reused) { row in
+            if let updateRecord { return try updateRecord(old, row) }
+            return try Record(row: row)
+        }
     }
 
     /// The rows and records of the initial records, sorted by key, in the

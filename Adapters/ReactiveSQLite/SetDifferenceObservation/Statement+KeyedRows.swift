@@ -32,6 +32,9 @@ extension Statement {
         let hintRows = hint?.rows ?? RowValues(width: columnCount)
         var rows = RowValues(width: columnCount, minimumCapacity: hintRows.count)
         var readIndices: [Int] = []
+        // Without a hint, the rows are not built from an earlier fetch's,
+        // and nobody asks which were read.
+        let recordsReadIndices = hint != nil
         var unusedHintIndices: [Int] = []
         var isSorted = true
         var isFirstStep = true
@@ -75,7 +78,7 @@ extension Statement {
                 }
                 rows.appendRows(reusedRange, of: hintRows)
                 reusedRange = 0..<0
-                readIndices.append(rows.count)
+                if recordsReadIndices { readIndices.append(rows.count) }
                 rows.appendRow { columnValue(at: Int32($0)) }
                 if isSorted, rows.count > 1, rows.compareKeys(rows.count - 2, rows.count - 1, keyIndices: loopKeyIndices) >= 0 {
                     isSorted = false

@@ -380,6 +380,12 @@ public final class Statement {
     /// The value of column `index` of the current row.
     @usableFromInline @inline(__always)
     func columnValue(at index: Int32) -> DatabaseValue {
+        Self.readColumnValue(handle, index)
+    }
+
+    /// The value of column `index` of the current row of the statement `handle`.
+    @inline(__always)
+    static func readColumnValue(_ handle: OpaquePointer, _ index: Int32) -> DatabaseValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER:
             return DatabaseValue(storage: .integer(sqlite3_column_int64(handle, index)))
@@ -403,27 +409,48 @@ public final class Statement {
         }
     }
 
-    /// Reads every column of the current row into `values`, reusing its
-    /// storage when it is not shared.
+    /// The text of column `index` of the current row of the statement
+    /// `handle`, whose type is `SQLITE_TEXT`, as a `String` (a record's
+    /// typed read): invalid UTF-8 is repaired with U+FFFD, never trapped on.
+    /// `columnValue(at:)` keeps the exact bytes of such a text.
     @inline(__always)
-    private func readRow(into values: inout [DatabaseValue]) {
-        let count = columnNames.count
-        if values.count != count {
-            values = (0..<count).map { columnValue(at: Int32($0)) }
-            return
-        }
-        for index in 0..<count {
-            values[index] = columnValue(at: Int32(index))
-        }
+    static func readText(_ handle: OpaquePointer, _ index: Int32) -> String {
+        // > call sqlite3_column_text() first to force the result into the
+        // > desired format, then invoke sqlite3_column_bytes() to find the
+        // > size of the result. https://www.sqlite.org/c3ref/column_blob.html
+        let text = sqlite3_column_text(handle, index)
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
-    /// The current row, its values read into `values`, whose storage is
-    /// reused when nobody kept the previous row. The layout is read after
-    /// the step, so it follows a recompilation by SQLite.
-    @usableFromInline @inline(__always)
-    func currentRow(reusing values: inout [DatabaseValue]) -> Row {
-        readRow(into: &values)
-        return Row(layout: layout, values: values)
+    /// Decodes a record from the current row, through a row that reads the
+    /// statement in place, whose storage is `statementRow` (made by
+    /// `makeStatementRow()` after a step).
+    ///
+    /// `statementRow` serves the next rows too, unless the record kept its
+    /// row: the values are then copied before the statement moves on, and
+    /// `statementRow` is replaced.
+    ///
+    /// - Throws: The error of `init(row:)`.
+    @inlinable @inline(__always)
+    func decodeRecord<Record: FetchableRecord>(
+        _: Record.Type, from statementRow: inout StatementRow
+    ) throws -> Record {
+        defer {
+            // Also when `init(row:)` throws: its error may hold the row.
+            if !isKnownUniquelyReferenced(&statementRow) {
+                statementRow.detach()
+                statementRow = makeStatementRow()
+            }
+        }
+        return try Record(row: Row(statementRow))
+    }
+
+    /// The storage of rows that read the current row in place. The layout
+    /// is read after the step, so it follows a recompilation by SQLite.
+    @usableFromInline
+    func makeStatementRow() -> StatementRow {
+        StatementRow(statement: self)
     }
 
     /// A copy of the current row.

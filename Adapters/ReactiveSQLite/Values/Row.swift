@@ -14,13 +14,42 @@
 /// Two rows are equal when they have the same column names in the same order
 /// and equal raw values (see `DatabaseValue` for the comparison of values).
 public struct Row: Sendable, Hashable, CustomStringConvertible {
-    @usableFromInline let layout: RowLayout
-    /// The values, one per column.
-    public internal(set) var databaseValues: [DatabaseValue]
+    @usableFromInline var storage: Storage
+    /// The address of the `StatementRow` of `storage`, or 0: reads go
+    /// through it without changing its reference count (it is alive as
+    /// long as `storage` holds it). An integer, which is `Sendable` (the
+    /// object it designates is).
+    @usableFromInline var statementRowAddress: UInt
+
+    /// Where the values of a row are.
+    @usableFromInline
+    enum Storage: Sendable {
+        /// The columns, and one value per column.
+        case values(RowLayout, [DatabaseValue])
+        /// The current row of a statement, read in place: the row a record
+        /// decodes from during a fetch (see `StatementRow`). One reference,
+        /// so that handing the row to `init(row:)` costs one retain.
+        case statement(StatementRow)
+    }
 
     init(layout: RowLayout, values: [DatabaseValue]) {
-        self.layout = layout
-        self.databaseValues = values
+        self.storage = .values(layout, values)
+        self.statementRowAddress = 0
+    }
+
+    /// A row that reads the current row of a statement in place.
+    @inlinable
+    init(_ statementRow: StatementRow) {
+        self.storage = .statement(statementRow)
+        self.statementRowAddress = UInt(bitPattern: Unmanaged.passUnretained(statementRow).toOpaque())
+    }
+
+    /// Calls `body` with the `StatementRow` the row reads, if any, without
+    /// changing its reference count.
+    @inlinable @inline(__always)
+    func withStatementRow<Result>(_ body: (StatementRow) -> Result) -> Result? {
+        guard let address = UnsafeRawPointer(bitPattern: statementRowAddress) else { return nil }
+        return Unmanaged<StatementRow>.fromOpaque(address)._withUnsafeGuaranteedRef(body)
     }
 
     /// Creates a row from column names and values, in order.
@@ -33,8 +62,49 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
                   values: columns.map { $0.value?.databaseValue ?? .null })
     }
 
+    /// The columns of the row.
+    @usableFromInline
+    var layout: RowLayout {
+        switch storage {
+        case .values(let layout, _): layout
+        case .statement(let statementRow): statementRow.layout
+        }
+    }
+
+    /// The values, one per column.
+    public internal(set) var databaseValues: [DatabaseValue] {
+        get {
+            switch storage {
+            case .values(_, let values): values
+            case .statement(let statementRow): statementRow.databaseValues()
+            }
+        }
+        _modify {
+            let layout = self.layout
+            var values = databaseValues
+            // Not shared with `storage`: written in place.
+            storage = .values(layout, [])
+            statementRowAddress = 0
+            defer { storage = .values(layout, values) }
+            yield &values
+        }
+    }
+
     /// The number of columns.
-    public var count: Int { databaseValues.count }
+    @inlinable
+    public var count: Int {
+        if let count = withStatementRow({ $0.columnCount }) { return count }
+        return valueCount
+    }
+
+    /// The number of values of a row of values.
+    @usableFromInline
+    var valueCount: Int {
+        switch storage {
+        case .values(_, let values): values.count
+        case .statement(let statementRow): statementRow.columnCount
+        }
+    }
 
     /// The column names, in order.
     public var columnNames: [String] { layout.columnNames }
@@ -53,11 +123,13 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Inlinable, like the decoding of the standard value types: specialized
     /// for `Value` in the caller's module, a record's `init(row:)` decodes
-    /// each column without a run-time lookup of generic metadata.
+    /// each column without a run-time lookup of generic metadata, and a
+    /// standard type (`Int64`, `Int`, `Double`, `String`, `Bool` and their
+    /// optionals) reads a row of a fetch straight from the statement.
     @inlinable
     public subscript<Value: DatabaseValueConvertible>(index: Int) -> Value {
         get throws {
-            guard index >= 0, index < databaseValues.count else { throw indexOutOfRange(index) }
+            guard index >= 0, index < count else { throw indexOutOfRange(index) }
             return try decode(Value.self, at: index)
         }
     }
@@ -93,10 +165,34 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
             message: "no column named \(name) (columns: \(columnNames.joined(separator: ", ")))")
     }
 
+    /// The value at a valid index.
+    @usableFromInline
+    func value(at index: Int) -> DatabaseValue {
+        switch storage {
+        case .values(_, let values): values[index]
+        case .statement(let statementRow): statementRow.value(at: index)
+        }
+    }
+
+    /// Whether the value at a valid index is NULL.
+    @inline(__always)
+    func isNull(at index: Int) -> Bool {
+        switch storage {
+        case .values(_, let values): values[index].isNull
+        case .statement(let statementRow): statementRow.isNull(at: index)
+        }
+    }
+
     /// Decodes the value at a valid index.
     @inlinable @inline(__always)
     func decode<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value {
-        let value = databaseValues[index]
+        let value: DatabaseValue
+        if let read = withStatementRow({ $0.decode(Value.self, at: index) }) {
+            if let decoded = read { return decoded }
+            value = withStatementRow { $0.value(at: index) }!
+        } else {
+            value = self.value(at: index)
+        }
         guard let decoded = Value.fromDatabaseValue(value) else { throw valueMismatch(Value.self, at: index) }
         return decoded
     }
@@ -105,19 +201,14 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline
     func valueMismatch<Value>(_ type: Value.Type, at index: Int) -> RowDecodingError {
         RowDecodingError.valueMismatch(
-            Value.self, value: databaseValues[index], column: layout.columnNames[index], sql: layout.sql)
+            Value.self, value: value(at: index), column: layout.columnNames[index], sql: layout.sql)
     }
 
     /// Decodes the value at a valid index, nil for NULL.
     @inline(__always)
     func decodeIfPresent<Value: DatabaseValueConvertible>(_ type: Value.Type, at index: Int) throws -> Value? {
-        let value = databaseValues[index]
-        if case .null = value.storage { return nil }
-        guard let decoded = Value.fromDatabaseValue(value) else {
-            throw RowDecodingError.valueMismatch(
-                Value.self, value: value, column: layout.columnNames[index], sql: layout.sql)
-        }
-        return decoded
+        if isNull(at: index) { return nil }
+        return try decode(Value.self, at: index)
     }
 
     /// `[id:1 name:'Arthur']`.
@@ -135,5 +226,35 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(layout.columnNames)
         hasher.combine(databaseValues)
+    }
+}
+
+extension StatementRow {
+    /// The value at a valid index decoded as `Value` with a typed read of
+    /// the statement, for the standard types, or nil: then decode the
+    /// column's `DatabaseValue` (the same result, when there is one).
+    ///
+    /// Specialized in the caller's module, where `Value` is known: the type
+    /// tests fold away, and a standard type costs one call.
+    @inlinable @inline(__always)
+    func decode<Value: DatabaseValueConvertible>(_: Value.Type, at index: Int) -> Value? {
+        if Value.self == Int64.self { return unsafeBitCast(int64(at: index), to: Value?.self) }
+        if Value.self == Int.self { return unsafeBitCast(int(at: index), to: Value?.self) }
+        if Value.self == String.self { return unsafeBitCast(string(at: index), to: Value?.self) }
+        if Value.self == Double.self { return unsafeBitCast(double(at: index), to: Value?.self) }
+        if Value.self == Bool.self { return unsafeBitCast(bool(at: index), to: Value?.self) }
+        if Value.self == Int64?.self { return unsafeBitCast(optional(int64, at: index), to: Value?.self) }
+        if Value.self == Int?.self { return unsafeBitCast(optional(int, at: index), to: Value?.self) }
+        if Value.self == String?.self { return unsafeBitCast(optional(string, at: index), to: Value?.self) }
+        if Value.self == Double?.self { return unsafeBitCast(optional(double, at: index), to: Value?.self) }
+        if Value.self == Bool?.self { return unsafeBitCast(optional(bool, at: index), to: Value?.self) }
+        return nil
+    }
+
+    /// `.some(nil)` for NULL, `.some(value)` for a value `read` decodes, nil otherwise.
+    @inlinable @inline(__always)
+    func optional<Wrapped>(_ read: (Int) -> Wrapped?, at index: Int) -> Wrapped?? {
+        if isNull(at: index) { return .some(nil) }
+        return read(index).map { .some($0) }
     }
 }

@@ -74,4 +74,23 @@ import Testing
         #expect(second[0].row == Row(["id": 1, "name": "Art", "score": 100]))
         #expect(first.map(\.row) == Self.expectedRows)
     }
+
+    @Test(arguments: DatabaseKind.allCases)
+    func setDifferenceRecordsThatKeepTheirRowKeepTheirOwnValues(kind: DatabaseKind) async throws {
+        let test = try kind.make()
+        try await test.writer.write { db in try db.execute(sql: Self.schemaSQL) }
+        let observation = ValueObservation.trackingSetDifferences(SometimesKeeper.orderByPrimaryKey())
+        var values = observation.values(in: test.writer).makeAsyncIterator()
+        let first = try #require(try await values.next())
+        #expect(first.inserted.compactMap(\.row) == [Self.expectedRows[1], Self.expectedRows[3]])
+        try await test.writer.write { db in
+            try db.execute(sql: "UPDATE player SET name = 'Bob' WHERE id = 2; INSERT INTO player VALUES (6, 'Eve', 600)")
+        }
+        let second = try #require(try await values.next())
+        #expect(second.updated.compactMap(\.row) == [Row(["id": 2, "name": "Bob", "score": 200])])
+        #expect(second.inserted.compactMap(\.row) == [Row(["id": 6, "name": "Eve", "score": 600])])
+        // Read on another thread than the one that decoded them.
+        let firstRows = await Task.detached { first.inserted.compactMap(\.row).map(\.description) }.value
+        #expect(firstRows == [Self.expectedRows[1].description, Self.expectedRows[3].description])
+    }
 }

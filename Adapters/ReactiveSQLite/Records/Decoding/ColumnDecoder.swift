@@ -28,7 +28,7 @@ struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
 
-    func decodeNil() -> Bool { row.databaseValues[index].isNull }
+    func decodeNil() -> Bool { row.isNull(at: index) }
 
     func decode(_ type: Bool.Type) throws -> Bool { try row.decode(type, at: index) }
     func decode(_ type: String.Type) throws -> String { try row.decode(type, at: index) }

@@ -41,7 +41,7 @@ extension Row {
             return try decodeJSON(type, at: index)
         } catch let error as DecodingError {
             // The type's own decoding rejected the value (an unknown raw value).
-            let value = databaseValues[index]
+            let value = value(at: index)
             let column = layout.columnNames[index]
             throw RowDecodingError(
                 kind: .dataCorrupted, column: column, sql: layout.sql,
@@ -56,7 +56,7 @@ extension Row {
     /// - Throws: `RowDecodingError`: `.valueMismatch` when the column holds
     ///   NULL or a number, `.dataCorrupted` when the JSON does not decode.
     func decodeJSON<T: Decodable>(_ type: T.Type, at index: Int) throws -> T {
-        let value = databaseValues[index]
+        let value = value(at: index)
         let column = layout.columnNames[index]
         let json: Data
         switch value.storage {
@@ -77,7 +77,7 @@ extension Row {
     /// Decodes an unsigned integer type that is not `DatabaseValueConvertible`
     /// (`UInt`, `UInt64`) from an integer or an exact real, when it fits.
     func decodeUnsigned<T: FixedWidthInteger & UnsignedInteger>(_ type: T.Type, at index: Int) throws -> T {
-        let value = databaseValues[index]
+        let value = value(at: index)
         let decoded: T? =
             switch value.storage {
             case .integer(let integer): T(exactly: integer)

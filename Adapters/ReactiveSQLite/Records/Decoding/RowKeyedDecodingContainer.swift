@@ -50,7 +50,7 @@ final class RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPro
     /// - Throws: `RowDecodingError.columnNotFound` when the row has no such
     ///   column (use `contains(_:)` or `decodeIfPresent` for optional columns).
     func decodeNil(forKey key: Key) throws -> Bool {
-        row.databaseValues[try existingColumnIndex(forKey: key)].isNull
+        row.isNull(at: try existingColumnIndex(forKey: key))
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
@@ -138,7 +138,7 @@ final class RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPro
         return try row.decodeIfPresent(type, at: index)
     }
     func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
-        guard let index = columnIndex(forKey: key), !row.databaseValues[index].isNull else { return nil }
+        guard let index = columnIndex(forKey: key), !row.isNull(at: index) else { return nil }
         return try row.decodeUnsigned(type, at: index)
     }
     func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
@@ -154,11 +154,11 @@ final class RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPro
         return try row.decodeIfPresent(type, at: index)
     }
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
-        guard let index = columnIndex(forKey: key), !row.databaseValues[index].isNull else { return nil }
+        guard let index = columnIndex(forKey: key), !row.isNull(at: index) else { return nil }
         return try row.decodeUnsigned(type, at: index)
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = columnIndex(forKey: key), !row.databaseValues[index].isNull else { return nil }
+        guard let index = columnIndex(forKey: key), !row.isNull(at: index) else { return nil }
         return try row.decodeDecodable(type, at: index, key: key)
     }
 

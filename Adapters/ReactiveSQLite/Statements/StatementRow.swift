@@ -1,0 +1,259 @@
+import Foundation
+internal import CSQLite
+import Synchronization
+
+/// The storage of a `Row` that reads the current row of a statement in
+/// place, for the record that decodes from it; or that reads a row of the
+/// values a `trackingSetDifferences` observation keeps (`RowValues`), in
+/// place too.
+///
+/// A fetch of records hands each record a row backed by one of these, and
+/// reuses it for the next row when the record did not keep it. A record
+/// that kept it (the storage is not uniquely referenced after `init(row:)`,
+/// whether it returned or threw) gets its values copied here before the
+/// statement moves on, or before the decoding of rows of values ends
+/// (`detach()`): from then on the row reads those values, on any thread,
+/// and the fetch takes a new storage.
+///
+/// The standard types (`Int64`, `Int`, `Double`, `String`, `Bool`) read
+/// their column with a typed call, without a `DatabaseValue`; the others
+/// read the column's `DatabaseValue`. Either way, a read gives what the
+/// same read of the row's values would give.
+///
+/// `@unchecked Sendable`: until `isDetached` is set, the storage is read
+/// and moved from row to row only by the thread of the access (or of the
+/// observation's reduction) that made it, `owner`: another thread reading a
+/// row that is not detached yet (a row sent away by `init(row:)`) waits
+/// until it is, and stops the program if `init(row:)` waits for that read.
+/// `values` and `start` are written before `isDetached` is set with release
+/// ordering, and read after it was seen set with acquire ordering; they
+/// never change afterwards.
+@usableFromInline
+final class StatementRow: @unchecked Sendable {
+    /// The `sqlite3_stmt *` of the statement, read until detached; nil for
+    /// a storage that reads rows of values.
+    private let handle: OpaquePointer?
+    /// The columns, the statement's when it was stepped.
+    @usableFromInline let layout: RowLayout
+    /// The number of columns.
+    @usableFromInline let columnCount: Int
+    /// The thread that made the storage, and moves it from row to row.
+    private let owner: pthread_t
+    /// Set once the values of the row are its own, in `values`, and final.
+    private let isDetached: Atomic<Bool>
+    /// The values of the row from `start` on: rows of values (shared with
+    /// the rows they come from) until detached, the row's own values after.
+    /// No run-time exclusivity check: written only by the owner while no
+    /// row reads them (`move(to:)`, `detach()`).
+    @exclusivity(unchecked) private var values: [DatabaseValue] = []
+    /// The offset in `values` of the row's first value.
+    @exclusivity(unchecked) private var start = 0
+
+    /// A storage for the current row of `statement`, which has just been
+    /// stepped to a row, by the thread of its access.
+    init(statement: Statement) {
+        handle = statement.handle
+        layout = statement.layout
+        columnCount = statement.columnCount
+        owner = pthread_self()
+        isDetached = Atomic(false)
+    }
+
+    /// A storage for the row of rows of values `values` that starts at
+    /// `start`, whose columns are those of `layout` (the rows may have more
+    /// values after them).
+    init(layout: RowLayout, rows values: [DatabaseValue], start: Int) {
+        assert(start >= 0 && start + layout.columnNames.count <= values.count, "StatementRow: a row out of its values")
+        handle = nil
+        self.layout = layout
+        columnCount = layout.columnNames.count
+        owner = pthread_self()
+        self.values = values
+        self.start = start
+        isDetached = Atomic(false)
+    }
+
+    /// Whether the storage reads rows of values and is not detached: then
+    /// `move(to:)` may make it read another row, when no row holds it.
+    var readsRowsOfValues: Bool {
+        handle == nil && !isDetached.load(ordering: .relaxed)
+    }
+
+    /// Makes a storage that reads rows of values read the row that starts
+    /// at `start`. The caller checked that no row holds the storage
+    /// (`isKnownUniquelyReferenced`), and that it reads the same rows.
+    func move(to start: Int) {
+        assert(readsRowsOfValues && start + columnCount <= values.count, "StatementRow: moved out of its rows")
+        self.start = start
+    }
+
+    /// Copies the values of the current row, so that the row no longer
+    /// reads the statement or the rows of values, whatever they do next.
+    /// Called by the owner thread, before the statement steps again or
+    /// resets, or before the rows of values are released.
+    @usableFromInline
+    func detach() {
+        guard !isDetached.load(ordering: .relaxed) else { return }
+        if handle != nil {
+            values = (0..<columnCount).map { readColumnValue(at: Int32($0)) }
+        } else {
+            values = Array(values[start..<(start + columnCount)])
+        }
+        start = 0
+        isDetached.store(true, ordering: .releasing)
+    }
+
+    /// Whether reads go to the statement; otherwise they go to `values`
+    /// from `start`. Another thread waits until the row is detached (see
+    /// `waitUntilDetached()`).
+    @inline(__always)
+    private var readsStatement: Bool {
+        if isDetached.load(ordering: .acquiring) { return false }
+        // `pthread_t` is an integer (glibc) or a pointer (Darwin), which
+        // `pthread_equal` compares: compared here without a call.
+        if owner != pthread_self() {
+            waitUntilDetached()
+            return false
+        }
+        return handle != nil
+    }
+
+    /// Waits, on a thread other than the owner, until the row is detached:
+    /// a row that `init(row:)` kept and handed to another thread (which
+    /// may read it at once) is detached as soon as `init(row:)` returns.
+    /// Stops the program after a second: then `init(row:)` waits for the
+    /// read, which cannot happen while it runs.
+    @inline(never)
+    private func waitUntilDetached() {
+        let deadline = ContinuousClock.now + .seconds(1)
+        while !isDetached.load(ordering: .acquiring) {
+            if ContinuousClock.now > deadline {
+                // fatalError rather than precondition: the message shows in release builds too.
+                fatalError(
+                    "A Row was read on another thread while the record decoded from it was being initialized, "
+                        + "and init(row:) waited for that read: read the values you need in init(row:), "
+                        + "or read the row once init(row:) has returned")
+            }
+            sched_yield()
+        }
+    }
+
+    // MARK: - Reads
+
+    /// The value of the column at a valid index.
+    @usableFromInline
+    func value(at index: Int) -> DatabaseValue {
+        readsStatement ? readColumnValue(at: Int32(index)) : values[start + index]
+    }
+
+    /// The values of every column.
+    func databaseValues() -> [DatabaseValue] {
+        readsStatement
+            ? (0..<columnCount).map { readColumnValue(at: Int32($0)) } : Array(values[start..<(start + columnCount)])
+    }
+
+    /// Whether the value at a valid index is NULL.
+    @usableFromInline
+    func isNull(at index: Int) -> Bool {
+        readsStatement ? sqlite3_column_type(handle.unsafelyUnwrapped, Int32(index)) == SQLITE_NULL : values[start + index].isNull
+    }
+
+    /// The value at a valid index as an `Int64`, as `Int64.fromDatabaseValue`
+    /// decodes it.
+    @usableFromInline
+    func int64(at index: Int) -> Int64? {
+        guard readsStatement else {
+            switch values[start + index].storage {
+            case .integer(let integer): return integer
+            case .real(let real): return Int64(exactly: real)
+            default: return nil
+            }
+        }
+        let column = Int32(index)
+        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(handle.unsafelyUnwrapped, column)
+        case SQLITE_FLOAT: return Int64(exactly: sqlite3_column_double(handle.unsafelyUnwrapped, column))
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as an `Int`, as `Int.fromDatabaseValue`
+    /// decodes it.
+    @usableFromInline
+    func int(at index: Int) -> Int? {
+        guard readsStatement else {
+            switch values[start + index].storage {
+            case .integer(let integer): return Int(exactly: integer)
+            case .real(let real): return Int(exactly: real)
+            default: return nil
+            }
+        }
+        let column = Int32(index)
+        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
+        case SQLITE_INTEGER: return Int(exactly: sqlite3_column_int64(handle.unsafelyUnwrapped, column))
+        case SQLITE_FLOAT: return Int(exactly: sqlite3_column_double(handle.unsafelyUnwrapped, column))
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as a `Double`, as `Double.fromDatabaseValue`
+    /// decodes it (a NaN, which `DatabaseValue` stores as NULL, is not a value).
+    @usableFromInline
+    func double(at index: Int) -> Double? {
+        guard readsStatement else {
+            switch values[start + index].storage {
+            case .integer(let integer): return Double(integer)
+            case .real(let real): return real
+            default: return nil
+            }
+        }
+        let column = Int32(index)
+        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
+        case SQLITE_INTEGER: return Double(sqlite3_column_int64(handle.unsafelyUnwrapped, column))
+        case SQLITE_FLOAT:
+            let real = sqlite3_column_double(handle.unsafelyUnwrapped, column)
+            return real.isNaN ? nil : real
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as a `Bool`, as `Bool.fromDatabaseValue`
+    /// decodes it.
+    @usableFromInline
+    func bool(at index: Int) -> Bool? {
+        guard readsStatement else {
+            switch values[start + index].storage {
+            case .integer(let integer): return integer != 0
+            case .real(let real): return real != 0
+            default: return nil
+            }
+        }
+        let column = Int32(index)
+        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(handle.unsafelyUnwrapped, column) != 0
+        case SQLITE_FLOAT:
+            let real = sqlite3_column_double(handle.unsafelyUnwrapped, column)
+            return real.isNaN ? nil : real != 0
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as a `String`, as `String.fromDatabaseValue`
+    /// decodes it (invalid UTF-8 repaired with U+FFFD, as `columnValue(at:)` reads it).
+    @usableFromInline
+    func string(at index: Int) -> String? {
+        guard readsStatement else {
+            if case .text(let text) = values[start + index].storage { return text }
+            return nil
+        }
+        let column = Int32(index)
+        guard sqlite3_column_type(handle.unsafelyUnwrapped, column) == SQLITE_TEXT else { return nil }
+        return Statement.readText(handle.unsafelyUnwrapped, column)
+    }
+
+    /// The value of the column at `index` of the current row.
+    private func readColumnValue(at index: Int32) -> DatabaseValue {
+        Statement.readColumnValue(handle.unsafelyUnwrapped, index)
+    }
+}
+
