@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 import DatabaseRegions
 
 /// The one place where a writer connection's changes meet its observers.
@@ -425,7 +429,7 @@ final class TransactionObserverBroker {
     /// The tables whose rowids a VACUUM may renumber: the rowid tables
     /// without an `INTEGER PRIMARY KEY` that observations watch.
     private func tablesRenumberedByVacuum() -> [String] {
-        let names = (try? database.fetchRows(sql: "SELECT name FROM sqlite_schema WHERE type = 'table'")) ?? []
+        let names = (try? database.fetchRows(sql: "SELECT name FROM sqlite_master WHERE type = 'table'")) ?? []
         return names.compactMap { row -> String? in
             guard let name: String = try? row[0], isWatched(table: name),
                 let schema = try? database.tableSchema(named: name),
