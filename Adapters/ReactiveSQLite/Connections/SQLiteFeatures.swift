@@ -21,6 +21,9 @@ internal import CSQLite
 ///   the changed rows.
 /// - The pre-update hook (a compile option): the update-hook path (see
 ///   `Configuration.ChangeTracking`).
+/// - Reads of a table without a column (`SELECT COUNT(*) FROM t`), which an
+///   old authorizer does not report: the tables the statement's program
+///   opens (`Database.regionIncludingOpenedTables(_:statement:)`).
 enum SQLiteFeatures {
     /// `sqlite3_libversion_number()`, 3040001 for 3.40.1.
     static let versionNumber = Int(sqlite3_libversion_number())
@@ -47,6 +50,37 @@ enum SQLiteFeatures {
         var statement: OpaquePointer?
         defer { sqlite3_finalize(statement) }
         return sqlite3_prepare_v2(connection, "SELECT value FROM json_each('[1]')", -1, &statement, nil) == SQLITE_OK
+    }()
+
+    /// Whether the authorizer reports a read (with an empty column name) of
+    /// a table a statement reads no column of (`SELECT COUNT(*) FROM t`).
+    /// SQLite 3.15 does not. Asked of the library, on a connection of its own.
+    static let authorizerReportsTablesReadWithoutColumns: Bool = {
+        final class Probe {
+            var sawRead = false
+        }
+        var connection: OpaquePointer?
+        defer { sqlite3_close_v2(connection) }
+        guard sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+            sqlite3_exec(connection, "CREATE TABLE t(a)", nil, nil, nil) == SQLITE_OK
+        else { return false }
+        let probe = Probe()
+        return withExtendedLifetime(probe) {
+            sqlite3_set_authorizer(
+                connection,
+                { context, action, _, _, _, _ in
+                    if action == SQLITE_READ, let context {
+                        Unmanaged<Probe>.fromOpaque(context).takeUnretainedValue().sawRead = true
+                    }
+                    return SQLITE_OK
+                }, Unmanaged.passUnretained(probe).toOpaque())
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            guard sqlite3_prepare_v2(connection, "SELECT COUNT(*) FROM t", -1, &statement, nil) == SQLITE_OK else {
+                return false
+            }
+            return probe.sawRead
+        }
     }()
 
     /// The message of the errors thrown when a feature is missing.
