@@ -27,16 +27,13 @@ extension Database {
     ///
     /// - Parameter passphrase: The passphrase, used as UTF-8 bytes.
     /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when ReactiveSQLite was
-    ///   built without the `SQLCipher` trait (plain SQLite cannot decrypt),
-    ///   and SQLCipher's error otherwise.
+    ///   built without the `SQLCipher` trait (plain SQLite cannot decrypt);
+    ///   `SQLITE_TOOBIG` for a passphrase of 2 GiB or more; SQLCipher's
+    ///   error otherwise.
     public func usePassphrase(_ passphrase: String) throws {
         checkAccess()
         #if SQLCipher
-        var passphrase = passphrase
-        let code = passphrase.withUTF8 { bytes in
-            _rsqlite_key(connection, bytes.baseAddress, Int32(bytes.count))
-        }
-        try check(code)
+        try check(withPassphraseBytes(passphrase) { bytes, count in _rsqlite_key(connection, bytes, count) })
         #else
         throw encryptionUnavailableError(function: "usePassphrase(_:)")
         #endif
@@ -64,7 +61,7 @@ extension Database {
     /// - Parameter passphrase: The new passphrase, used as UTF-8 bytes.
     /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when ReactiveSQLite was
     ///   built without the `SQLCipher` trait, or when a transaction is open;
-    ///   SQLCipher's error otherwise (`SQLITE_BUSY` when another connection
+    ///   `SQLITE_TOOBIG` for a passphrase of 2 GiB or more; SQLCipher's error otherwise (`SQLITE_BUSY` when another connection
     ///   holds a lock on the file).
     public func changePassphrase(_ passphrase: String) throws {
         checkAccess()
@@ -75,17 +72,30 @@ extension Database {
                 message: "changePassphrase(_:) cannot run inside a transaction: call it from writeWithoutTransaction",
                 connectionLabel: label)
         }
-        var passphrase = passphrase
-        let code = passphrase.withUTF8 { bytes in
-            _rsqlite_rekey(connection, bytes.baseAddress, Int32(bytes.count))
-        }
-        try check(code)
+        try check(withPassphraseBytes(passphrase) { bytes, count in _rsqlite_rekey(connection, bytes, count) })
         #else
         throw encryptionUnavailableError(function: "changePassphrase(_:)")
         #endif
     }
 
-    #if !SQLCipher
+    #if SQLCipher
+    /// Calls `body` with the UTF-8 bytes of `passphrase` and their count.
+    ///
+    /// - Throws: A `DatabaseError` (`SQLITE_TOOBIG`) for a passphrase of
+    ///   2 GiB or more, whose length a C `int` cannot hold.
+    private func withPassphraseBytes(
+        _ passphrase: String, _ body: (UnsafeRawPointer?, Int32) -> Int32
+    ) throws -> Int32 {
+        var passphrase = passphrase
+        return try passphrase.withUTF8 { bytes in
+            guard let count = Int32(exactly: bytes.count) else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_TOOBIG, message: "the passphrase is too long", connectionLabel: label)
+            }
+            return body(bytes.baseAddress.map(UnsafeRawPointer.init), count)
+        }
+    }
+    #else
     private func encryptionUnavailableError(function: String) -> DatabaseError {
         DatabaseError(
             resultCode: .SQLITE_MISUSE,
