@@ -38,6 +38,10 @@ let package = Package(
             name: "OpenCombine",
             description: "Builds ReactiveSQLiteCombine where Apple's Combine does not exist, on OpenCombine "
                 + "(fetches OpenCombine). On Apple platforms the publishers use Combine, trait or not."),
+        .trait(
+            name: "SQLCipher",
+            description: "Builds ReactiveSQLite against SQLCipher (pkg-config `sqlcipher`, apt `libsqlcipher-dev`) "
+                + "instead of SQLite, for encrypted databases (`Database.usePassphrase(_:)`)."),
         // Depending on ReactiveSQLite alone fetches and builds no third-party package.
         .default(enabledTraits: []),
     ],
@@ -52,12 +56,29 @@ let package = Package(
         .target(name: "Differences", path: "Sources/Differences", swiftSettings: strictWarnings),
         .target(name: "DatabaseRegions", path: "Sources/DatabaseRegions", swiftSettings: strictWarnings),
 
-        // Adapter: SQLite through its C API. Only ReactiveSQLite sees CSQLite.
+        // Adapter: SQLite through its C API. Only ReactiveSQLite sees CSQLite
+        // (or CSQLCipher, with the SQLCipher trait, in its place: the Swift
+        // files import one or the other under `#if SQLCipher`).
+        // A dependency cannot be conditioned on a trait being off, so CSQLite
+        // stays a dependency with the trait: it links libsqlite3 only through
+        // its module map (`link "sqlite3"`, applied when the module is
+        // imported), not through pkg-config, whose flags SwiftPM would add
+        // to every link, so that an SQLCipher build never loads libsqlite3
+        // next to libsqlcipher (two copies of SQLite in one process). The
+        // header and the library are in the compiler's default paths where
+        // libsqlite3-dev installs them, and in Apple's SDKs.
         .systemLibrary(
-            name: "CSQLite", path: "Adapters/CSQLite", pkgConfig: "sqlite3",
+            name: "CSQLite", path: "Adapters/CSQLite",
             providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CSQLCipher", path: "Adapters/CSQLCipher", pkgConfig: "sqlcipher",
+            providers: [.apt(["libsqlcipher-dev"])]),
         .target(
-            name: "ReactiveSQLite", dependencies: ["CSQLite", "DatabaseRegions", "Differences"],
+            name: "ReactiveSQLite",
+            dependencies: [
+                "CSQLite", "DatabaseRegions", "Differences",
+                .target(name: "CSQLCipher", condition: .when(traits: ["SQLCipher"])),
+            ],
             path: "Adapters/ReactiveSQLite", swiftSettings: strictWarnings + internalChecks),
 
         // Adapter: publishers, on Combine where it exists and OpenCombine elsewhere.

@@ -12,6 +12,13 @@
 
 #include <sqlite3.h>
 
+/// How many times SQLite recompiled the statement (`SQLITE_STMTSTATUS_REPREPARE`).
+/// A function, not the call itself, so that CSQLCipher's shim can bridge an
+/// SQLite older than 3.20, which does not count recompilations.
+static inline int _rsqlite_recompilation_count(sqlite3_stmt *statement) {
+    return sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0);
+}
+
 /// `sqlite3_db_config` with one int argument and one int result
 /// (SQLITE_DBCONFIG_ENABLE_FKEY, SQLITE_DBCONFIG_DEFENSIVE, ...).
 static inline int _rsqlite_db_config_int(sqlite3 *db, int op, int value, int *result) {

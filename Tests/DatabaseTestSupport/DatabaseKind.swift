@@ -46,6 +46,12 @@ public final class TestDatabase: Sendable {
 
     init(kind: DatabaseKind, configuration: Configuration) throws {
         self.kind = kind
+        #if SQLCipher
+        // Built with the SQLCipher trait, every file database of the tests
+        // is encrypted: the suites that CI runs with the trait check that
+        // everything works on encrypted databases.
+        let configuration = kind == .inMemoryQueue ? configuration : TestDatabase.encrypted(configuration)
+        #endif
         switch kind {
         case .inMemoryQueue:
             directory = nil
@@ -62,6 +68,23 @@ public final class TestDatabase: Sendable {
         }
     }
 
+    #if SQLCipher
+    /// The passphrase of the file databases of the tests, with the SQLCipher trait.
+    public static let passphrase = "correct horse battery staple"
+
+    /// `configuration`, with a `prepareDatabase` that sets `passphrase`
+    /// first, then runs the configuration's own.
+    public static func encrypted(_ configuration: Configuration) -> Configuration {
+        var configuration = configuration
+        let prepareDatabase = configuration.prepareDatabase
+        configuration.prepareDatabase = { db in
+            try db.usePassphrase(passphrase)
+            try prepareDatabase?(db)
+        }
+        return configuration
+    }
+    #endif
+
     deinit {
         writer.close()
         if let directory { try? FileManager.default.removeItem(at: directory) }
@@ -77,5 +100,23 @@ extension DatabaseWriter {
     /// Runs statements outside of any transaction: the SQL handles transactions itself.
     public func writeSQLWithoutTransaction(_ sql: String) throws {
         try writeWithoutTransaction { db in try db.execute(sql: sql) }
+    }
+}
+
+extension Configuration.ChangeTracking {
+    /// Whether the library in use has SQLite's pre-update hook (Debian's
+    /// libsqlite3 has it; SQLCipher 3.4.1 has not).
+    public static let libraryHasPreUpdateHook: Bool = {
+        guard let queue = try? DatabaseQueue() else { return false }
+        let used = try? queue.read { db in
+            try SQLRequest<Bool>(sql: "SELECT sqlite_compileoption_used('ENABLE_PREUPDATE_HOOK')").fetchOne(db)
+        }
+        return used == true
+    }()
+
+    /// Whether a connection with this setting tracks changes with the
+    /// pre-update hook: `.automatic`, where the library has the hook.
+    public var usesPreUpdateHook: Bool {
+        self == .automatic && Self.libraryHasPreUpdateHook
     }
 }

@@ -1,4 +1,8 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 
 /// Installs SQLite's change hooks on a writer connection, with its broker
 /// as their unretained context, and C callbacks that capture nothing.

@@ -18,7 +18,8 @@ struct StatementContext {
     /// still delete rows that no hook reports (see `mayHideDeletions`);
     /// cleared once the table's observations are marked.
     var pendingHiddenDeletions: [Bool] = []
-    /// Per written table: for a watched virtual table, whether its
+    /// Per written table: for a watched virtual table (or, on the
+    /// update-hook path, a watched WITHOUT ROWID table), whether its
     /// observations still wait for this execution's first change of it.
     var pendingVirtualTables: [Bool] = []
     /// For a VACUUM: the tables whose rowids it renumbers (rowid tables

@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 
 /// What a statement may change, as reported by SQLite's authorizer while it
 /// is compiled: the tables it inserts into, deletes from, and the columns it

@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 
 /// What the change hooks need to know of a table the running statement
 /// writes, read before the statement runs: hooks must not run SQL.
@@ -78,8 +82,8 @@ struct TableHookInfo {
         // A temporary table hides a main one of the same name: look at both.
         let definitions = try? database.fetchRows(
             sql: """
-                SELECT type, sql FROM sqlite_temp_schema WHERE tbl_name = ?1 COLLATE NOCASE
-                UNION ALL SELECT type, sql FROM sqlite_schema WHERE tbl_name = ?1 COLLATE NOCASE
+                SELECT type, sql FROM sqlite_temp_master WHERE tbl_name = ?1 COLLATE NOCASE
+                UNION ALL SELECT type, sql FROM sqlite_master WHERE tbl_name = ?1 COLLATE NOCASE
                 """,
             arguments: [schema.name])
         mayFailKeepingChanges =

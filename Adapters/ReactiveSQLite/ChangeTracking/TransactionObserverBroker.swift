@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 import DatabaseRegions
 
 /// The one place where a writer connection's changes meet its observers.
@@ -355,8 +359,10 @@ final class TransactionObserverBroker {
         context.tableWatched = effects.writes.map { isWatched(table: $0.name) }
         context.pendingHiddenDeletions =
             usesPreUpdateHook ? [] : UpdateHookChangeTracking.mayHideDeletions(statement, tableInfos: context.tableInfos)
+        // Update-hook path: WITHOUT ROWID tables have no row events either,
+        // and are marked the same way as virtual tables without shadow tables.
         context.pendingVirtualTables = zip(context.tableInfos, context.tableWatched).map { info, watched in
-            watched && info?.isVirtual == true
+            watched && (info?.isVirtual == true || (!usesPreUpdateHook && info?.withoutRowID == true))
         }
         if effects.renumbersRowIDs { context.renumberedTables = tablesRenumberedByVacuum() }
         context.userObservers = userObserverInterests(effects)
@@ -425,7 +431,7 @@ final class TransactionObserverBroker {
     /// The tables whose rowids a VACUUM may renumber: the rowid tables
     /// without an `INTEGER PRIMARY KEY` that observations watch.
     private func tablesRenumberedByVacuum() -> [String] {
-        let names = (try? database.fetchRows(sql: "SELECT name FROM sqlite_schema WHERE type = 'table'")) ?? []
+        let names = (try? database.fetchRows(sql: "SELECT name FROM sqlite_master WHERE type = 'table'")) ?? []
         return names.compactMap { row -> String? in
             guard let name: String = try? row[0], isWatched(table: name),
                 let schema = try? database.tableSchema(named: name),
@@ -507,7 +513,8 @@ final class TransactionObserverBroker {
 
     /// Marks the changes of a statement that no row event reports: a
     /// schema change (dropped or altered tables, dropped views), a virtual
-    /// table whose module keeps no shadow table, the rowids a VACUUM renumbers.
+    /// table whose module keeps no shadow table, a WITHOUT ROWID table on the
+    /// update-hook path, the rowids a VACUUM renumbers.
     private func markWhatNoHookReports(_ context: StatementContext, succeeded: Bool) {
         guard succeeded else { return }
         for table in context.effects.restructuredTables {
@@ -519,7 +526,7 @@ final class TransactionObserverBroker {
         }
         if context.effects.changesSchema { levels.markSchemaChange() }
         for (index, info) in context.tableInfos.enumerated() {
-            guard let info, info.isVirtual, !info.hasShadowTables,
+            guard let info, (info.isVirtual && !info.hasShadowTables) || (info.withoutRowID && !usesPreUpdateHook),
                 index < context.pendingVirtualTables.count, context.pendingVirtualTables[index],
                 sqlite3_changes(database.connection) > 0
             else { continue }

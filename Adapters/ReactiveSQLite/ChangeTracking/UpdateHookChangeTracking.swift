@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 import DatabaseRegions
 
 /// The change-tracking strategy of the update hook, where the pre-update

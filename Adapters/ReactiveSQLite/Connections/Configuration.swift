@@ -61,7 +61,13 @@ public struct Configuration: Sendable {
         /// trigger's write, an `ON CONFLICT REPLACE` constraint), which the
         /// hook does not report, are potential changes of every row of the
         /// table; user transaction observers get no event for those deleted
-        /// rows; and changes to WITHOUT ROWID tables are not observed.
+        /// rows; and WITHOUT ROWID tables, which the hook does not report,
+        /// are observed per statement: a statement that may write one and
+        /// changes rows is a potential change of every row of the table
+        /// (user transaction observers get no event for them).
+        ///
+        /// A library without the pre-update hook (SQLCipher 3.4.1, with the
+        /// `SQLCipher` package trait) takes this path whatever the setting.
         case updateHookOnly
     }
 

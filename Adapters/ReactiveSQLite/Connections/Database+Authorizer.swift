@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 import DatabaseRegions
 
 // SQLite's authorizer is called while a statement is compiled, once for each

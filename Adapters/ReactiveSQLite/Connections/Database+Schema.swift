@@ -72,21 +72,14 @@ extension Database {
 
     private func readTableSchema(named name: String) throws -> TableSchema? {
         let quoted = SQLLexer.quote(name)
-        // Columns of PRAGMA table_list: schema, name, type, ncol, wr, strict.
-        // A temporary table hides a main table of the same name, as in SQL.
-        let list = try fetchRows(sql: "PRAGMA table_list(\(quoted))")
-        guard let entry = try list.first(where: { (try $0[0] as String) == "temp" }) ?? list.first else {
+        guard let (schemaName, tableName, type, isWithoutRowID) = try readTableListEntry(named: name) else {
             return nil
         }
-        let schemaName: String = try entry[0]
-        let tableName: String = try entry[1]
-        let type: String = try entry[2]
         if type == "view" {
             return TableSchema(
                 name: tableName, isView: true, isWithoutRowID: false, columns: [], primaryKey: .columns([]),
                 rowIDName: "rowid")
         }
-        let isWithoutRowID: Bool = try entry[4]
         let qualified = SQLLexer.quote(schemaName) + "."
         // Columns of PRAGMA table_xinfo: cid, name, type, notnull, dflt_value,
         // pk, hidden (0 plain, 1 hidden column of a virtual table, 2 and 3
@@ -94,8 +87,11 @@ extension Database {
         var columns: [String] = []
         var generatedColumns: [String: Bool] = [:]
         var keyColumns: [(position: Int, name: String, type: String)] = []
-        for row in try fetchRows(sql: "PRAGMA \(qualified)table_xinfo(\(quoted))") {
-            let hidden: Int = try row[6]
+        // An SQLite older than 3.26 has no table_xinfo, nor generated columns:
+        // table_info gives the same first columns, and omits hidden ones.
+        let columnPragma = SQLiteFeatures.hasTableXInfo ? "table_xinfo" : "table_info"
+        for row in try fetchRows(sql: "PRAGMA \(qualified)\(columnPragma)(\(quoted))") {
+            let hidden: Int = SQLiteFeatures.hasTableXInfo ? try row[6] : 0
             if hidden == 1 { continue }
             let column: String = try row[1]
             columns.append(column)
@@ -133,6 +129,42 @@ extension Database {
             name: tableName, isView: false, isWithoutRowID: isWithoutRowID, columns: columns,
             generatedColumns: generatedColumns, isVirtual: type == "virtual", primaryKey: primaryKey,
             rowIDName: rowIDName)
+    }
+
+    /// The schema, name, type (`table`, `view`, `virtual`, `shadow`) and
+    /// WITHOUT ROWID flag of the table or view named `name`, or nil. A
+    /// temporary table hides a main table of the same name, as in SQL.
+    private func readTableListEntry(
+        named name: String
+    ) throws -> (schema: String, name: String, type: String, isWithoutRowID: Bool)? {
+        if SQLiteFeatures.hasTableList {
+            // Columns of PRAGMA table_list: schema, name, type, ncol, wr, strict.
+            let list = try fetchRows(sql: "PRAGMA table_list(\(SQLLexer.quote(name)))")
+            guard let entry = try list.first(where: { (try $0[0] as String) == "temp" }) ?? list.first else {
+                return nil
+            }
+            return (try entry[0], try entry[1], try entry[2], try entry[4])
+        }
+        // An SQLite older than 3.37: the same from each schema's
+        // sqlite_master, temp first. Such a library has no STRICT tables;
+        // its WITHOUT ROWID tables say so at the end of their definition,
+        // the only place where the keyword WITHOUT can be.
+        // Columns of PRAGMA database_list: seq, name, file.
+        var schemaNames = try fetchRows(sql: "PRAGMA database_list").map { row in try row[1] as String }
+        if let temp = schemaNames.firstIndex(of: "temp") { schemaNames.insert(schemaNames.remove(at: temp), at: 0) }
+        for schemaName in schemaNames {
+            let master = schemaName == "temp" ? "sqlite_temp_master" : SQLLexer.quote(schemaName) + ".sqlite_master"
+            let rows = try fetchRows(
+                sql: "SELECT name, type, sql FROM \(master) WHERE name = ? COLLATE NOCASE AND type IN ('table', 'view')",
+                arguments: [name])
+            guard let row = rows.first else { continue }
+            let type: String = try row[1]
+            let definition: String = (try row[2] as String?) ?? ""
+            let isVirtual = type == "table" && SQLLexer.leadingWords(of: definition, count: 2) == ["CREATE", "VIRTUAL"]
+            let isWithoutRowID = type == "table" && !isVirtual && SQLLexer.containsKeyword("WITHOUT", in: definition)
+            return (schemaName, try row[0], isVirtual ? "virtual" : type, isWithoutRowID)
+        }
+        return nil
     }
 
     private func hasPrimaryKeyIndex(qualified: String, quotedTable: String) throws -> Bool {

@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 import DatabaseRegions
 import Synchronization
 
@@ -492,10 +496,11 @@ public final class Database {
         }
         offset += tail.map { start.distance(to: $0) } ?? 0
         guard let handle else { return nil }
-        let region: DatabaseRegion
+        var region: DatabaseRegion
         let views: [String]
         do {
             (region, views) = try recorder.region(in: self)
+            region = regionIncludingOpenedTables(region, statement: handle)
         } catch {
             sqlite3_finalize(handle)
             throw error

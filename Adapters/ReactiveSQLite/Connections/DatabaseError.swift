@@ -1,4 +1,8 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 
 /// An error thrown by SQLite, or by ReactiveSQLite on SQLite's behalf (arguments
 /// that do not fit a statement, a closed connection).

@@ -1,6 +1,10 @@
 import Foundation
 import DatabaseRegions
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 
 extension Database {
     /// Runs `fetch` and returns its result with the union of the regions of

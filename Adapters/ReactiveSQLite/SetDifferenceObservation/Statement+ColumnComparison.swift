@@ -1,6 +1,10 @@
 import DatabaseRegions
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 
 extension Statement {
     /// Compares the value of column `index` of the current row with `value`

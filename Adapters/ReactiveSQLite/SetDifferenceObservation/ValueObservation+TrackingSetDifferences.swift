@@ -172,11 +172,12 @@ extension ValueObservation {
     /// changed rows, n the number of rows and c the number of columns,
     /// instead of a scan of the table. It gives up (the observation then
     /// scans) for other tables and statements, and when more than 64 rows
-    /// and more than a quarter of the rows changed.
+    /// and more than a quarter of the rows changed. Nil too on an SQLite
+    /// without `json_each` (`SQLiteFeatures.hasJSON`): the observation scans.
     private static func incrementalFetch<Record>(
         of request: QueryInterfaceRequest<Record>, hint: KeyedRowsHint
     ) -> IncrementalFetch? {
-        guard request.limit == nil else { return nil }
+        guard request.limit == nil, SQLiteFeatures.hasJSON else { return nil }
         for filter in request.filters {
             if case .sql(let sql, _) = filter, !SQLLexer.isRowLocalFragment(sql) { return nil }
         }

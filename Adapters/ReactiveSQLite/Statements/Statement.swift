@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 import DatabaseRegions
 
 /// A compiled SQL statement.
@@ -332,7 +336,7 @@ public final class Statement {
     /// did not see (made by another connection in the middle of an access),
     /// and takes the statement out of the cache, since its region may be stale.
     private func checkRecompilation() {
-        let count = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        let count = _rsqlite_recompilation_count(handle)
         guard count != recompilationCount else { return }
         recompilationCount = count
         let names = (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }

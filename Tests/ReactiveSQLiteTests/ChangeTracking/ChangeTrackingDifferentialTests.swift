@@ -602,7 +602,7 @@ import Testing
                         queries.insert(index)
                         continue
                     }
-                    guard tracking == .updateHookOnly || statement.replaces || write.table == "doc" else { continue }
+                    guard !tracking.usesPreUpdateHook || statement.replaces || write.table == "doc" else { continue }
                     let columns = query.table == nil ? definition.columns : query.columns
                     if let written = write.columns, let columns, written.isDisjoint(with: columns) { continue }
                     queries.insert(index)
@@ -662,7 +662,7 @@ import Testing
         let stepCount = isRunningUnderThreadSanitizer ? 50 : 150
         for stepIndex in 0..<stepCount {
             let step = Self.randomStep(
-                using: &random, writesPairs: tracking == .automatic, hasOtherConnection: other != nil)
+                using: &random, writesPairs: tracking.usesPreUpdateHook, hasOtherConnection: other != nil)
             let label = "step \(stepIndex), \(step)"
             let callsBefore = regionObservations.map(\.0.value)
             let detectionsBefore = detections.values.count

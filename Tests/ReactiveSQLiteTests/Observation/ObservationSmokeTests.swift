@@ -25,7 +25,7 @@ import Testing
         try await writer.write { db in
             try db.execute(sql: "INSERT INTO person (name) VALUES ('a'), ('b'), ('c')")
         }
-        let expected = tracking == .automatic ? [2, 0, 3] : [2, 2, 0, 3]
+        let expected = tracking.usesPreUpdateHook ? [2, 0, 3] : [2, 2, 0, 3]
         if kind == .pool {
             // A pool may coalesce: an ordered subsequence that ends with 3.
             try await waitUntil { recorder.values.last == 3 }

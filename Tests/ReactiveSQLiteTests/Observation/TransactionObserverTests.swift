@@ -49,7 +49,7 @@ import Testing
             try db.execute(sql: "UPDATE player SET score = 7 WHERE id IN (2, 3)")
             try db.execute(sql: "DELETE FROM player WHERE id = 4")
         }
-        let updatedColumns: Set<String> = tracking == .automatic ? ["name"] : ["name", "score"]
+        let updatedColumns: Set<String> = tracking.usesPreUpdateHook ? ["name"] : ["name", "score"]
         #expect(log.entries == [
             .event(DatabaseEvent(kind: .insert(tableName: "player"), rowID: 4)),
             .event(DatabaseEvent(kind: .update(tableName: "player", columnNames: updatedColumns), rowID: 1)),

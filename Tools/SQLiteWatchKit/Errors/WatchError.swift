@@ -29,6 +29,17 @@ extension WatchError {
         WatchError(status: .databaseError, message: "\(path) is not a database (SQLITE_NOTADB: file is not a database)")
     }
 
+    public static func wrongPassphrase(_ path: String) -> WatchError {
+        WatchError(
+            status: .databaseError,
+            message: "\(path) cannot be read with this passphrase: the passphrase is wrong, or the file is not a "
+                + "database (SQLITE_NOTADB: file is not a database)")
+    }
+
+    public static func unreadablePassphraseFile(_ path: String, reason: String) -> WatchError {
+        WatchError(status: .usageError, message: "cannot read the passphrase file \(path): \(reason)")
+    }
+
     public static func cannotOpen(_ path: String, _ error: DatabaseError) -> WatchError {
         WatchError(status: .databaseError, message: "cannot read \(path): \(error.summary)")
     }

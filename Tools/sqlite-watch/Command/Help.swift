@@ -4,6 +4,7 @@ enum Help {
 
     static let usage = """
         sqlite-watch DATABASE SQL [--ordered] [--key COLUMN ...] [--format table|json] [--count N]
+                     [--passphrase-file PATH]
           sqlite-watch                (a demo: a leaderboard changed by another process)
         """
 
@@ -44,6 +45,11 @@ enum Help {
         (uppercase hexadecimal, as SQLite's hex()); a text that is not valid UTF-8 \
         is {"textBytes":"<hex>"} (in tables, its invalid bytes show as \\xE9). \
         Whether a value changed is decided on its bytes.
+
+        ENCRYPTED DATABASES: with --passphrase-file PATH, the database is decrypted with \
+        the passphrase on the first line of that file (SQLCipher; sqlite-watch built with \
+        `--traits SQLCipher`). The passphrase is never an argument, which any user could \
+        read in a process listing. A wrong passphrase fails at once (status 1).
 
         LOCKS: a read that meets a lock held by a writer waits for --busy-timeout; \
         whenever a lock outlasts it (at start-up or while watching), a note is printed \

@@ -52,6 +52,13 @@ struct SQLiteWatch: ParsableCommand {
         valueName: "seconds"))
     var busyTimeout: Double = 5
 
+    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp(
+        "A file holding the passphrase of an encrypted (SQLCipher) database, on its first line. "
+            + "Never the passphrase itself: arguments show in process listings. Needs sqlite-watch built "
+            + "with the SQLCipher trait. Example: --passphrase-file ~/.app-db-key",
+        valueName: "path"))
+    var passphraseFile: String?
+
     /// The demo's writer, run by the demo in a child process.
     @Option(name: .customLong("demo-writer"), help: .private)
     var demoWriterPath: String?
@@ -62,6 +69,9 @@ struct SQLiteWatch: ParsableCommand {
         }
         if database == nil, !keys.isEmpty {
             throw ValidationError("--key needs a DATABASE and a SQL query (the demo's rows have a primary key)")
+        }
+        if database == nil, passphraseFile != nil {
+            throw ValidationError("--passphrase-file needs a DATABASE and a SQL query (the demo is not encrypted)")
         }
         if let count, count < 1 {
             throw ValidationError("--count must be at least 1")
@@ -76,10 +86,20 @@ struct SQLiteWatch: ParsableCommand {
         if let demoWriterPath {
             DemoWriter.run(path: demoWriterPath)
         }
+        var passphrase: String?
+        if let passphraseFile {
+            do {
+                passphrase = try PassphraseFile.read(path: passphraseFile)
+            } catch {
+                Lifecycle.fail(error)
+            }
+        }
         MainActor.assumeIsolated {
             Lifecycle.handleTerminationSignals()
             if let database, let sql {
-                Watcher(settings: settings(path: database, sql: sql, isOrdered: ordered, count: count)).start()
+                var settings = settings(path: database, sql: sql, isOrdered: ordered, count: count)
+                settings.passphrase = passphrase
+                Watcher(settings: settings).start()
             } else {
                 Demo.start { path in
                     settings(path: path, sql: Demo.sql, isOrdered: true, count: count ?? Demo.defaultCount)

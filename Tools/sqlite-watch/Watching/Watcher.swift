@@ -19,6 +19,8 @@ final class Watcher {
         var count: Int?
         var busyTimeout: Duration = .seconds(5)
         var renderer: any ResultRenderer
+        /// The passphrase of an encrypted database (`--passphrase-file`).
+        var passphrase: String?
     }
 
     /// How long to wait before trying again after a lock outlasted the busy
@@ -79,11 +81,18 @@ final class Watcher {
         configuration.readonly = true
         configuration.observesExternalChanges = true
         configuration.busyTimeout = settings.busyTimeout
+        if let passphrase = settings.passphrase {
+            // Every connection: the queue's, and the one that watches external changes.
+            configuration.prepareDatabase = { db in try db.usePassphrase(passphrase) }
+        }
         do {
             return try DatabaseQueue(path: settings.path, configuration: configuration)
         } catch let error as DatabaseError where !error.isLockContention {
             if let failure = fileMonitor?.failure { throw failure }
-            if error.resultCode == .SQLITE_NOTADB { throw WatchError.notADatabase(settings.path) }
+            if error.resultCode == .SQLITE_NOTADB {
+                throw settings.passphrase == nil
+                    ? WatchError.notADatabase(settings.path) : WatchError.wrongPassphrase(settings.path)
+            }
             throw WatchError.cannotOpen(settings.path, error)
         }
     }

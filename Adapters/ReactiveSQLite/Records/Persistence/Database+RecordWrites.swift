@@ -102,6 +102,9 @@ extension Database {
         _ type: Record.Type, _ container: inout PersistenceContainer
     ) throws -> Record {
         let plan = try recordWritePlan(type, for: &container)
+        guard SQLiteFeatures.hasReturning else {
+            return try Record(row: insertRecordThenFetch(plan, &container))
+        }
         let statement = try plan.statement(.insertReturningRow, in: self)
         try statement.setRecordValues(container.values)
         let row = try statement.fetching { statement -> Row? in
@@ -119,6 +122,48 @@ extension Database {
         return try Record(row: row)
     }
 
+    /// `insertRecordAndFetch` on an SQLite without `RETURNING` (before
+    /// 3.35): inserts the row, then selects it by its rowid (or its primary
+    /// key, in a WITHOUT ROWID table) in the same access. The row is read
+    /// after the statement, and so shows what AFTER INSERT triggers changed.
+    private func insertRecordThenFetch(_ plan: RecordWritePlan, _ container: inout PersistenceContainer) throws -> Row {
+        let statement = try plan.statement(.insert(nil), in: self)
+        try statement.setRecordValues(container.values)
+        try statement.run(arguments: StatementArguments())
+        let table = SQLLexer.quote(plan.tableName)
+        let rows: [Row]
+        if changesCount == 0 {
+            rows = []
+        } else if plan.hasRowID {
+            // `*` and the hidden rowid, which `*` leaves out, as `RETURNING` does.
+            var columns = "*"
+            if case .rowID(column: nil) = plan.table.primaryKey { columns += ", " + plan.table.rowIDName }
+            rows = try fetchRows(
+                sql: "SELECT \(columns) FROM \(table) WHERE \(plan.table.rowIDName) = ?",
+                arguments: [lastInsertedRowID])
+        } else if let keyValues = plan.keyValues(in: container) {
+            let condition = plan.table.primaryKeyColumnNames.map { SQLLexer.quote($0) + " = ?" }
+                .joined(separator: " AND ")
+            rows = try fetchRows(
+                sql: "SELECT * FROM \(table) WHERE \(condition)",
+                arguments: StatementArguments(databaseValues: keyValues))
+        } else {
+            throw DatabaseError(
+                resultCode: .SQLITE_ERROR,
+                message: SQLiteFeatures.missingFeatureMessage(
+                    "insertAndFetch of a record that does not encode its WITHOUT ROWID table's primary key "
+                        + "(INSERT ... RETURNING)", since: "3.35"),
+                sql: statement.sql, connectionLabel: label)
+        }
+        guard let row = rows.first else {
+            throw DatabaseError(
+                resultCode: .SQLITE_ERROR, message: "the insert returned no row: a trigger ignored it",
+                sql: statement.sql, arguments: StatementArguments(databaseValues: container.values),
+                connectionLabel: label)
+        }
+        return row
+    }
+
     /// Inserts the record's row, or updates the non-key columns of the row
     /// it conflicts with.
     ///
@@ -127,6 +172,12 @@ extension Database {
     func upsertRecord<Record: TableRecord>(
         _ type: Record.Type, _ container: inout PersistenceContainer
     ) throws -> InsertionSuccess? {
+        guard SQLiteFeatures.hasUpsert else {
+            throw DatabaseError(
+                resultCode: .SQLITE_ERROR,
+                message: SQLiteFeatures.missingFeatureMessage("upsert (INSERT ... ON CONFLICT DO UPDATE)", since: "3.24"),
+                connectionLabel: label)
+        }
         let plan = try recordWritePlan(type, for: &container)
         let statement = try plan.statement(.upsert, in: self)
         try statement.setRecordValues(container.values)
