@@ -1,5 +1,9 @@
 import Foundation
+#if SQLCipher
+internal import CSQLCipher
+#else
 internal import CSQLite
+#endif
 import Synchronization
 
 /// The storage of a `Row` that reads the current row of a statement in
