@@ -29,45 +29,64 @@ extension DatabaseValue: Comparable, Hashable {
     /// Hashes the raw value, consistently with `==`: a real with an exact
     /// integer value hashes as that integer, a text as its bytes.
     public func hash(into hasher: inout Hasher) {
-        SQLiteBinaryOrder.hash(
-            rawValue, into: &hasher,
-            text: { text, hasher in text.withBytes { hasher.combine(bytes: $0) } },
-            blob: { blob, hasher in blob.withUnsafeBytes { hasher.combine(bytes: $0) } })
-    }
-
-    /// Three-way comparison in SQLite's `BINARY` order: negative, zero, positive.
-    static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
-        SQLiteBinaryOrder.compare(
-            lhs.rawValue, rhs.rawValue,
-            texts: { l, r in l.withBytes { l in r.withBytes { r in SQLiteBinaryOrder.compare(l, r) } } },
-            blobs: { l, r in l.withUnsafeBytes { l in r.withUnsafeBytes { r in SQLiteBinaryOrder.compare(l, r) } } })
-    }
-
-    /// The bytes of a text: a string's UTF-8, or the exact bytes of a text
-    /// that is not valid UTF-8. Texts compare and hash by these bytes,
-    /// never by a lossy conversion.
-    private enum TextBytes {
-        case string(String)
-        case invalidUTF8(Data)
-
-        func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
-            switch self {
-            case .string(var string): string.withUTF8 { body(UnsafeRawBufferPointer($0)) }
-            case .invalidUTF8(let bytes): bytes.withUnsafeBytes(body)
-            }
+        switch representation {
+        case .storage(.null):
+            hasher.combine(0 as UInt8)
+        case .storage(.integer(let integer)):
+            hasher.combine(1 as UInt8)
+            hasher.combine(integer)
+        case .storage(.real(let real)):
+            hasher.combine(1 as UInt8)
+            if let exact = SQLiteBinaryOrder.exactInteger(real) { hasher.combine(exact) } else { hasher.combine(real) }
+        case .storage(.text(var text)):
+            hasher.combine(2 as UInt8)
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        case .invalidUTF8Text(let bytes):
+            hasher.combine(2 as UInt8)
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        case .storage(.blob(let blob)):
+            hasher.combine(3 as UInt8)
+            blob.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
     }
 
-    /// The value, as the package's SQLite rules see it.
-    @inline(__always)
-    private var rawValue: SQLiteRawValue<TextBytes, Data> {
+    /// Three-way comparison in SQLite's `BINARY` order: negative, zero,
+    /// positive. A switch of its own (a hot path of the diffs), on the
+    /// package's one implementation of the rules' primitives
+    /// (`SQLiteBinaryOrder`).
+    static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
+        switch (lhs.representation, rhs.representation) {
+        case (.storage(.integer(let l)), .storage(.integer(let r))):
+            return l < r ? -1 : (l == r ? 0 : 1)
+        case (.storage(.text(let l)), .storage(.text(let r))):
+            return SQLiteBinaryOrder.compare(utf8: l, r)
+        case (.storage(.real(let l)), .storage(.real(let r))):
+            return l < r ? -1 : (l == r ? 0 : 1)
+        case (.storage(.integer(let l)), .storage(.real(let r))):
+            return -SQLiteBinaryOrder.compare(real: r, integer: l)
+        case (.storage(.real(let l)), .storage(.integer(let r))):
+            return SQLiteBinaryOrder.compare(real: l, integer: r)
+        case (.storage(.blob(let l)), .storage(.blob(let r))):
+            return l.withUnsafeBytes { l in r.withUnsafeBytes { r in SQLiteBinaryOrder.compare(l, r) } }
+        case (.invalidUTF8Text(let l), .invalidUTF8Text(let r)):
+            return l.withUnsafeBytes { l in r.withUnsafeBytes { r in SQLiteBinaryOrder.compare(l, r) } }
+        case (.invalidUTF8Text(let l), .storage(.text(var r))):
+            return l.withUnsafeBytes { l in r.withUTF8 { r in SQLiteBinaryOrder.compare(l, UnsafeRawBufferPointer(r)) } }
+        case (.storage(.text(var l)), .invalidUTF8Text(let r)):
+            return r.withUnsafeBytes { r in l.withUTF8 { l in SQLiteBinaryOrder.compare(UnsafeRawBufferPointer(l), r) } }
+        default:
+            let l = lhs.storageClassRank, r = rhs.storageClassRank
+            return l < r ? -1 : (l == r ? 0 : 1)
+        }
+    }
+
+    /// NULL 0, numbers 1, texts 2, blobs 3.
+    private var storageClassRank: Int {
         switch representation {
-        case .storage(.null): .null
-        case .storage(.integer(let integer)): .integer(integer)
-        case .storage(.real(let real)): .real(real)
-        case .storage(.text(let text)): .text(.string(text))
-        case .storage(.blob(let blob)): .blob(blob)
-        case .invalidUTF8Text(let bytes): .text(.invalidUTF8(bytes))
+        case .storage(.null): 0
+        case .storage(.integer), .storage(.real): 1
+        case .storage(.text), .invalidUTF8Text: 2
+        case .storage(.blob): 3
         }
     }
 }
