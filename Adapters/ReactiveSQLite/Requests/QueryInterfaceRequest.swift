@@ -1,24 +1,5 @@
 import DatabaseRegions
 
-/// A condition of a `QueryInterfaceRequest`.
-enum QueryFilter: Sendable {
-    case sql(String, StatementArguments)
-    /// Primary key values; each key is one value per primary key column, in
-    /// the order of the primary key.
-    case keys([[DatabaseValue]])
-    /// One primary key, given by column name.
-    case namedKey([String: DatabaseValue])
-    /// The primary key of an encoded record (its key columns, by name), or
-    /// the error of its encoding, thrown when the SQL is built.
-    case recordKey(Result<PersistenceContainer, any Error>)
-}
-
-/// An ordering term of a `QueryInterfaceRequest`.
-enum QueryOrdering: Sendable {
-    case sql(String)
-    case primaryKey
-}
-
 /// A request on the table of a `TableRecord` type, built from
 /// `Player.all()`, `Player.filter(key:)`, `Player.filter(keys:)`,
 /// `Player.orderByPrimaryKey()` and refined with `filter(sql:arguments:)`,
