@@ -282,8 +282,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
                 poller.isFailing = true
                 writer.asyncWithoutWaiting { [self] db in
                     guard writerDataVersion != nil else { return }  // No observation now.
-                    try? db.refreshSchemaCacheIfNeeded()
-                    db.observationBroker.databaseDidChangeExternally()
+                    Self.tellObservations(db)
                 }
                 return
             }
@@ -329,9 +328,14 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         #if REACTIVESQLITE_INTERNAL_CHECKS
         state.withLock { $0.detectionCount += 1 }
         #endif
-        // The commit may have changed the schema: forget what depends on it
-        // before the observations compile their fetches. A failure leaves
-        // the check to the next access that reads the schema.
+        Self.tellObservations(db)
+    }
+
+    /// On the writer: every observation fetches again, as after a local
+    /// commit. The file may have changed its schema: what depends on it is
+    /// forgotten first, before the observations compile their fetches (a
+    /// failure leaves the check to the next access that reads the schema).
+    private static func tellObservations(_ db: Database) {
         try? db.refreshSchemaCacheIfNeeded()
         db.observationBroker.databaseDidChangeExternally()
     }

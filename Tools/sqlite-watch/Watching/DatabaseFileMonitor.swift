@@ -66,13 +66,15 @@ final class DatabaseFileMonitor {
     }
 
     /// Starts the periodic check: `onFailure` is called on the main queue
-    /// when the file can no longer be watched.
-    func start(onFailure: @escaping @MainActor (WatchError) -> Void) {
+    /// when the file can no longer be watched, `onCheck` after each check
+    /// that found it still there (the watcher reads the database then).
+    func start(onFailure: @escaping @MainActor (WatchError) -> Void, onCheck: @escaping @MainActor () -> Void) {
         let timer = DispatchSource.makeTimerSource(queue: .main)
         timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval)
         timer.setEventHandler { [weak self] in
             MainActor.assumeIsolated {
-                guard let self, let error = self.failure else { return }
+                guard let self else { return }
+                guard let error = self.failure else { return onCheck() }
                 self.timer?.cancel()
                 onFailure(error)
             }

@@ -36,9 +36,9 @@ final class Watcher {
     private var fileMonitor: DatabaseFileMonitor?
     private var changeCount = 0
     private var isWaitingForLock = false
-    /// Reads the database every `DatabaseFileMonitor.interval` while
-    /// watching (see `probe()`).
-    private var probeTimer: (any DispatchSourceTimer)?
+    /// Whether the observation started once: from then on, each check of
+    /// the file monitor also reads the database (see `probe()`).
+    private var isWatching = false
     private var isProbing = false
 
     init(settings: Settings) {
@@ -49,7 +49,7 @@ final class Watcher {
     func start() {
         do {
             let monitor = try DatabaseFileMonitor(path: settings.path)
-            monitor.start { error in Lifecycle.fail(error) }
+            monitor.start(onFailure: { error in Lifecycle.fail(error) }, onCheck: { [weak self] in self?.probe() })
             fileMonitor = monitor
         } catch {
             fail(error)
@@ -101,7 +101,7 @@ final class Watcher {
 
     private func observe() {
         guard let database else { return }
-        startProbing()
+        isWatching = true
         cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: settings.sql)).start(
             in: database,
             scheduling: .async(onQueue: .main),
@@ -159,24 +159,13 @@ final class Watcher {
 
     // MARK: - Probing
 
-    private func startProbing() {
-        guard probeTimer == nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: .main)
-        timer.schedule(deadline: .now() + DatabaseFileMonitor.interval, repeating: DatabaseFileMonitor.interval)
-        timer.setEventHandler { [weak self] in
-            MainActor.assumeIsolated { self?.probe() }
-        }
-        timer.resume()
-        probeTimer = timer
-    }
-
     /// Reads the schema, as any fetch would, off the main thread: a read
     /// that waits longer than the busy timeout for another process's lock
     /// prints the lock note (once per lock episode), and a database that
     /// can no longer be read (overwritten, corrupted) ends the tool, even
     /// when no commit comes to make the observation fetch again.
     private func probe() {
-        guard let database, !isProbing else { return }
+        guard isWatching, let database, !isProbing else { return }
         isProbing = true
         Task { @MainActor [self] in
             do {
