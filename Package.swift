@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "ReactiveSQLite", targets: ["ReactiveSQLite"]),
         .library(name: "ReactiveSQLiteCombine", targets: ["ReactiveSQLiteCombine"]),
         .library(name: "GRDBDifferences", targets: ["GRDBDifferences"]),
+        .library(name: "ReactiveSQLiteServer", targets: ["ReactiveSQLiteServer"]),
         .executable(name: "sqlite-watch", targets: ["sqlite-watch"]),
     ],
     traits: [
@@ -42,6 +43,10 @@ let package = Package(
             name: "SQLCipher",
             description: "Builds ReactiveSQLite against SQLCipher (pkg-config `sqlcipher`, apt `libsqlcipher-dev`) "
                 + "instead of SQLite, for encrypted databases (`Database.usePassphrase(_:)`)."),
+        .trait(
+            name: "Server",
+            description: "Builds ReactiveSQLiteServer (live queries over Server-Sent Events and WebSocket, "
+                + "on Hummingbird) and `sqlite-watch --serve` (fetches Hummingbird and SwiftNIO)."),
         // Depending on ReactiveSQLite alone fetches and builds no third-party package.
         .default(enabledTraits: []),
     ],
@@ -50,6 +55,9 @@ let package = Package(
         .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
         // A peer the GRDBDifferences bridge adapts to: never a dependency of ReactiveSQLite.
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        // The live-query server (trait Server).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
     ],
     targets: [
         // Core: pure Swift standard library, no Foundation.
@@ -105,13 +113,28 @@ let package = Package(
             name: "SQLiteWatchKit", dependencies: ["ReactiveSQLite", "DatabaseRegions", "Differences"],
             path: "Tools/SQLiteWatchKit", swiftSettings: strictWarnings),
 
+        // Adapter: live queries served to remote clients (SSE, WebSocket) and
+        // the page that shows them, on Hummingbird (trait Server; empty without it).
+        .target(
+            name: "ReactiveSQLiteServer",
+            dependencies: [
+                "ReactiveSQLite", "SQLiteWatchKit", "DatabaseRegions",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(
+                    name: "HummingbirdWebSocket", package: "hummingbird-websocket",
+                    condition: .when(traits: ["Server"])),
+            ],
+            path: "Adapters/ReactiveSQLiteServer", swiftSettings: strictWarnings),
+
         // The main job: watch a live query on any database file (a thin
-        // command line over SQLiteWatchKit).
+        // command line over SQLiteWatchKit), or serve it (`--serve`, trait Server).
         .executableTarget(
             name: "sqlite-watch",
             dependencies: [
                 "ReactiveSQLite", "SQLiteWatchKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .target(name: "ReactiveSQLiteServer", condition: .when(traits: ["Server"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
             ],
             path: "Tools/sqlite-watch", swiftSettings: strictWarnings),
 
@@ -162,6 +185,23 @@ let package = Package(
             swiftSettings: strictWarnings),
         .testTarget(
             name: "SQLiteWatchTests", dependencies: ["sqlite-watch", "TestSupport"],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "ReactiveSQLiteServerTests",
+            dependencies: [
+                "ReactiveSQLiteServer", "ReactiveSQLite", "SQLiteWatchKit", "TestSupport", "DatabaseTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(
+                    name: "HummingbirdWebSocket", package: "hummingbird-websocket",
+                    condition: .when(traits: ["Server"])),
+                .product(
+                    name: "HummingbirdWSClient", package: "hummingbird-websocket",
+                    condition: .when(traits: ["Server"])),
+                .product(
+                    name: "HummingbirdWSTesting", package: "hummingbird-websocket",
+                    condition: .when(traits: ["Server"])),
+            ],
             swiftSettings: strictWarnings),
     ],
     swiftLanguageModes: [.v6]

@@ -65,7 +65,7 @@ struct WatchingTests {
         try await watch.waitForOutput(containing: "{\"rows\":")
         try await database.execute("UPDATE player SET score = 200 WHERE id = 3")
         #expect(try await watch.waitForExit() == .exit(0))
-        #expect(watch.outputText.lines.last == #"{"inserted":[],"updated":[{"id":3,"name":"Craig","score":200}],"previous":[{"score":60}],"deleted":[],"moved":[{"from":3,"to":1,"row":{"id":3,"name":"Craig","score":200}}]}"#)
+        #expect(watch.outputText.lines.last == #"{"inserted":[],"updated":[{"id":3,"name":"Craig","score":200}],"previous":[{"score":60}],"deleted":[],"insertedAt":[],"moved":[{"from":3,"to":1,"row":{"id":3,"name":"Craig","score":200}}]}"#)
     }
 
     @Test func orderedTablesShowPositions() async throws {

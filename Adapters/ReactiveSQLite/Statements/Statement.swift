@@ -138,6 +138,19 @@ public final class Statement {
     /// The number of columns of the result rows.
     public var columnCount: Int { columnNames.count }
 
+    /// The names of the statement's named parameters, without their prefix
+    /// (`team` for `:team`, `@team` or `$team`), in the order they first
+    /// appear, each once.
+    public var namedParameters: [String] {
+        var seen = Set<String>()
+        return parameterNames.compactMap { $0 }.filter { seen.insert($0).inserted }
+    }
+
+    /// The number of positional parameters (`?`, `?NNN`).
+    public var positionalParameterCount: Int {
+        parameterNames.count { $0 == nil }
+    }
+
     // MARK: - Running
 
     /// Runs the statement to completion with the given arguments.

@@ -3,7 +3,7 @@ import DatabaseRegions
 /// How the rows of a query are recognized from one result to the next, so
 /// that a row whose values changed is reported as updated rather than as a
 /// deletion and an insertion.
-public enum RowIdentity: Equatable {
+public enum RowIdentity: Equatable, Sendable {
     /// The primary key of the only table the query reads, when all its
     /// columns are result columns.
     case primaryKey(table: String, columns: [String])

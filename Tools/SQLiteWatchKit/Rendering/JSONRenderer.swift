@@ -17,9 +17,18 @@ import ReactiveSQLite
 ///   the columns that changed: its keys are the changed columns.
 /// - `moved` (with `--ordered` only): `{"from":3,"to":1,"row":{...}}`, with
 ///   1-based positions.
+/// - `insertedAt` (with `--ordered` only): for each inserted row, at the
+///   same index, its 1-based position in the new result.
+///
+/// With `--ordered`, a reader that holds the previous result gets the new
+/// one exactly: remove the deleted rows (by key), take the moved rows out,
+/// then put each inserted row at its `insertedAt` position and each moved
+/// row at its `to` position; the other rows keep their relative order and
+/// fill the remaining positions (the moves are the fewest that keep the
+/// others in place, see `OrderedDifference`).
 ///
 /// See `ValueText` for how values are written.
-public struct JSONRenderer: ResultRenderer {
+public struct JSONRenderer: ResultRenderer, Sendable {
     public let isOrdered: Bool
 
     /// A renderer; with `isOrdered`, changes include moves (`--ordered`).
@@ -45,6 +54,7 @@ public struct JSONRenderer: ResultRenderer {
             ("deleted", array(changes.deleted.map { object($0.row, keys: keys) })),
         ]
         if isOrdered {
+            members.append(("insertedAt", "[" + changes.inserted.map { String($0.position ?? 0) }.joined(separator: ",") + "]"))
             members.append(("moved", array(changes.moved.map { move in
                 "{\"from\":\(move.from),\"to\":\(move.to),\"row\":\(object(move.row, keys: keys))}"
             })))

@@ -39,6 +39,7 @@ enum Help {
           {"inserted":[...],"updated":[...],"previous":[...],"deleted":[...]}
         Rows are objects keyed by column name. "previous" holds, at the index of \
         each updated row, the old values of its changed columns. With --ordered, \
+        "insertedAt":[2] (the position of each inserted row) and \
         "moved":[{"from":3,"to":1,"row":{...}}] (positions start at 1). NULL is null; \
         integers are numbers, or strings beyond ±2^53 (which doubles would round); \
         infinite reals are "Infinity" or "-Infinity"; blobs are {"blob":"<hex>"} \

@@ -1,0 +1,152 @@
+#if Server
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+
+extension LiveQueryServer {
+    /// Adds the live-query endpoints under `path`:
+    /// - `GET {path}/{name}?arg=value`: Server-Sent Events of one query
+    ///   (`event: rows`, then `event: diff`, `event: error` before a close);
+    /// - `GET {path}` with a WebSocket upgrade: one socket for any number of
+    ///   subscriptions (see `serveWebSocket(inbound:outbound:subscribing:)`).
+    ///
+    /// The application must be served with WebSocket upgrades:
+    /// `Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router))`.
+    public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, at path: String = "/live") {
+        let base = path.hasSuffix("/") ? String(path.dropLast()) : path
+        router.get(RouterPath(base + "/:name")) { [self] request, context in
+            eventStreamResponse(query: context.parameters.get("name") ?? "", request: request)
+        }
+        router.ws(RouterPath(base.isEmpty ? "/" : base)) { [self] inbound, outbound, _ in
+            try await serveWebSocket(inbound: inbound, outbound: outbound)
+        }
+    }
+
+    // MARK: - Server-Sent Events
+
+    /// The Server-Sent Events response of a subscription to `query`, its
+    /// arguments taken from the request's URL query (`?team=red`), resuming
+    /// from its `Last-Event-ID` header. A request the server refuses gets a
+    /// 4xx or 503 response whose text says why.
+    ///
+    /// Public so that an application can serve a query at a path of its own.
+    public func eventStreamResponse(query name: String, request: Request) -> Response {
+        var arguments: [String: ClientValue] = [:]
+        for (key, value) in request.uri.queryParameters {
+            let key = String(key)
+            guard arguments[key] == nil else {
+                return Self.refusal(.badRequest("the argument '\(key.prefix(64))' is given twice"))
+            }
+            arguments[key] = .string(String(value))
+        }
+        let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!]
+        let subscription: LiveSubscription
+        do {
+            subscription = try subscribe(query: name, arguments: arguments, lastEventID: lastEventID)
+        } catch {
+            return Self.refusal(error)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-cache"
+        headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
+        let keepAlive = options.keepAliveInterval
+        return Response(status: .ok, headers: headers, body: ResponseBody { [self] writer in
+            let pings = Task {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: keepAlive)
+                    subscription.requestPing()
+                }
+            }
+            defer {
+                pings.cancel()
+                unsubscribe(subscription)
+            }
+            // Reconnect after a second (the browser's default is longer).
+            try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+            events: for await _ in subscription.wakeups {
+                while let event = subscription.nextEvent() {
+                    try await writer.write(ByteBuffer(string: event.serverSentEvent))
+                    if event.isFinal { break events }
+                }
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    static func refusal(_ error: LiveRequestError) -> Response {
+        let status: HTTPResponse.Status = switch error.kind {
+        case .badRequest: .badRequest
+        case .notFound: .notFound
+        case .unavailable: .serviceUnavailable
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: error.message + "\n")))
+    }
+
+    // MARK: - WebSocket
+
+    /// Serves one WebSocket until it closes.
+    ///
+    /// Client messages (text frames, JSON):
+    /// - `{"subscribe":"leaderboard","id":"s1","arguments":{"team":"red"},"lastEventID":"…"}`
+    ///   (`id` defaults to the query's name; `arguments` and `lastEventID`
+    ///   are optional);
+    /// - `{"unsubscribe":"s1"}`.
+    ///
+    /// Server messages: `{"subscription":"s1","event":"rows"|"diff","id":"…","data":{...}}`,
+    /// `{"subscription":"s1","event":"error","data":{"error":"…"}}` when a
+    /// subscription ends, and `{"event":"error","data":{"error":"…"}}` for a
+    /// message the server cannot take (the socket stays open).
+    ///
+    /// - Parameter initial: A query to subscribe to at once (its id is its
+    ///   name), with text arguments: `sqlite-watch --serve`'s `/ws`.
+    public func serveWebSocket(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        subscribing initial: (query: String, arguments: [String: String])? = nil
+    ) async throws {
+        let socket = LiveSocket(server: self, outbound: outbound)
+        try await withThrowingDiscardingTaskGroup { group in
+            defer { socket.closeAll() }
+            if let initial {
+                await socket.subscribe(
+                    ClientMessage(subscribe: initial.query, arguments: initial.arguments.mapValues { .string($0) }),
+                    in: &group)
+            }
+            for try await message in inbound.messages(maxSize: options.maxClientMessageBytes) {
+                guard case .text(let text) = message else {
+                    await socket.reject("binary messages are not supported: send JSON text")
+                    continue
+                }
+                let clientMessage: ClientMessage
+                do {
+                    clientMessage = try JSONDecoder().decode(ClientMessage.self, from: Data(text.utf8))
+                } catch {
+                    await socket.reject("malformed message: expected {\"subscribe\":NAME,...} or {\"unsubscribe\":ID}")
+                    continue
+                }
+                if clientMessage.subscribe != nil {
+                    await socket.subscribe(clientMessage, in: &group)
+                } else if let id = clientMessage.unsubscribe {
+                    socket.unsubscribe(id)
+                } else {
+                    await socket.reject("a message has \"subscribe\" or \"unsubscribe\"")
+                }
+            }
+            socket.closeAll()
+        }
+    }
+}
+
+/// A WebSocket client's message.
+struct ClientMessage: Decodable, Sendable {
+    var subscribe: String?
+    var unsubscribe: String?
+    var id: String?
+    var arguments: [String: ClientValue]?
+    var lastEventID: String?
+}
+#endif

@@ -1,0 +1,210 @@
+#if Server
+import Dispatch
+import Foundation
+import ReactiveSQLite
+import SQLiteWatchKit
+import Synchronization
+
+/// The one observation of a live query with given arguments, shared by all
+/// its subscribers.
+///
+/// Its observation delivers on a serial queue of its own, where each new
+/// result becomes a `LiveRevision` (with the difference from the previous
+/// one, rendered once); then each subscriber is woken, and computes what it
+/// sends from the rows it last sent. Nobody waits for a subscriber.
+final class SharedLiveQuery: Sendable {
+    struct Key: Hashable, Sendable {
+        var name: String
+        var arguments: [String: DatabaseValue]
+    }
+
+    let key: Key
+    let query: LiveQuery
+    /// Distinguishes this observation's event ids from those of an earlier
+    /// or later observation of the same query.
+    let epoch: String
+    let renderer: JSONRenderer
+    private let maxRows: Int
+    private let queue: DispatchQueue
+    private let state = Mutex(State())
+    /// The differ of consecutive revisions: only used on `queue`.
+    private let differ = QueueConfined<RowDiffer?>(nil)
+
+    private struct State {
+        var latest: LiveRevision?
+        var identity: RowIdentity?
+        var failure: String?
+        var subscribers: [ObjectIdentifier: LiveSubscription] = [:]
+        var cancellable: AnyDatabaseCancellable?
+        var isStopped = false
+        /// Incremented when the last subscriber leaves or one arrives, so
+        /// that a scheduled idle stop knows whether it is still due.
+        var idleGeneration = 0
+    }
+
+    init(key: Key, query: LiveQuery, maxRows: Int) {
+        self.key = key
+        self.query = query
+        self.maxRows = maxRows
+        self.epoch = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
+        self.renderer = JSONRenderer(isOrdered: query.isOrdered)
+        self.queue = DispatchQueue(label: "ReactiveSQLiteServer.\(key.name)")
+    }
+
+    // MARK: - Observing
+
+    /// Finds how rows are identified, then starts the observation.
+    /// `onFailure` is called once if the query fails (its subscribers are
+    /// told why, and the server forgets this observation).
+    func start(reader: any DatabaseReader, onFailure: @escaping @Sendable (SharedLiveQuery) -> Void) {
+        let sql = query.sql
+        let keys = query.keyColumns
+        let arguments = StatementArguments(key.arguments.mapValues { $0 as (any DatabaseValueConvertible)? })
+        Task { [self] in
+            do {
+                let inspection = try await reader.read { db in
+                    let inspection = try QueryInspection(sql: sql, keys: keys, in: db)
+                    return (inspection.identity, inspection.columnNames)
+                }
+                state.withLock { $0.identity = inspection.0 }
+                let cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: sql, arguments: arguments)).start(
+                    in: reader, scheduling: .async(onQueue: queue),
+                    onError: { [weak self] error in
+                        guard let self else { return }
+                        self.fail(Self.reason(error), onFailure: onFailure)
+                    },
+                    onChange: { [weak self] rows in
+                        guard let self else { return }
+                        self.receive(rows, identity: inspection.0, columnNames: inspection.1, onFailure: onFailure)
+                    })
+                let cancelled: AnyDatabaseCancellable? = state.withLock { state in
+                    if state.isStopped { return cancellable }
+                    state.cancellable = cancellable
+                    return nil
+                }
+                cancelled?.cancel()
+            } catch {
+                fail(Self.reason(error), onFailure: onFailure)
+            }
+        }
+    }
+
+    /// On `queue`: a new result.
+    private func receive(
+        _ rows: [Row], identity: RowIdentity, columnNames: [String],
+        onFailure: @escaping @Sendable (SharedLiveQuery) -> Void
+    ) {
+        if state.withLock({ $0.failure != nil }) { return }
+        if rows.count > maxRows {
+            fail(
+                "the live query '\(query.name)' returned \(rows.count) rows, more than the server's limit of "
+                    + "\(maxRows) (maxRows)", onFailure: onFailure)
+            return
+        }
+        let number = (state.withLock { $0.latest?.number } ?? 0) + 1
+        let revision: LiveRevision
+        if var rowDiffer = differ.value {
+            let difference: String?
+            switch rowDiffer.diff(to: rows) {
+            case .unchanged:
+                differ.value = rowDiffer
+                return
+            case .columnsChanged:
+                difference = nil
+            case .changed(let changes):
+                difference = JSONText.line(
+                    renderer.changes(changes, number: number, columnNames: rowDiffer.columnNames))
+            }
+            differ.value = rowDiffer
+            revision = LiveRevision(
+                epoch: epoch, number: number, columnNames: rowDiffer.columnNames, rows: rows,
+                diffFromPrevious: difference)
+        } else {
+            let rowDiffer = RowDiffer(
+                identity: identity, isOrdered: query.isOrdered, columnNames: columnNames, rows: rows)
+            differ.value = rowDiffer
+            revision = LiveRevision(
+                epoch: epoch, number: number, columnNames: rowDiffer.columnNames, rows: rows, diffFromPrevious: nil)
+        }
+        let subscribers = state.withLock { state in
+            state.latest = revision
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.wake() }
+    }
+
+    private func fail(_ reason: String, onFailure: @Sendable (SharedLiveQuery) -> Void) {
+        let (subscribers, isFirst) = state.withLock { state in
+            let isFirst = state.failure == nil
+            if isFirst { state.failure = reason }
+            return (Array(state.subscribers.values), isFirst)
+        }
+        guard isFirst else { return }
+        // Not here: this may run in the observation's own delivery, which
+        // its cancellation would wait for.
+        DispatchQueue.global().async { self.stop() }
+        for subscriber in subscribers { subscriber.wake() }
+        onFailure(self)
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? WatchError { return error.message }
+        return String(describing: error)
+    }
+
+    /// Stops the observation (idempotent).
+    func stop() {
+        let cancellable = state.withLock { state in
+            state.isStopped = true
+            defer { state.cancellable = nil }
+            return state.cancellable
+        }
+        cancellable?.cancel()
+    }
+
+    // MARK: - Subscribers
+
+    var latest: LiveRevision? { state.withLock { $0.latest } }
+    var subscribers: [LiveSubscription] { state.withLock { Array($0.subscribers.values) } }
+    var failure: String? { state.withLock { $0.failure } }
+    var identity: RowIdentity? { state.withLock { $0.identity } }
+
+    /// Adds a subscriber; returns the revision it already holds: the latest
+    /// one when `lastEventID` is its id (a client that reconnected after
+    /// the last change it received), nil otherwise.
+    func add(_ subscriber: LiveSubscription, lastEventID: String?) -> LiveRevision? {
+        state.withLock { state in
+            state.subscribers[ObjectIdentifier(subscriber)] = subscriber
+            state.idleGeneration += 1
+            guard let lastEventID, let latest = state.latest, latest.id == lastEventID else { return nil }
+            return latest
+        }
+    }
+
+    /// Removes a subscriber; returns the idle generation to check later
+    /// when it was the last one, nil otherwise.
+    func remove(_ subscriber: LiveSubscription) -> Int? {
+        state.withLock { state in
+            state.subscribers[ObjectIdentifier(subscriber)] = nil
+            guard state.subscribers.isEmpty else { return nil }
+            state.idleGeneration += 1
+            return state.idleGeneration
+        }
+    }
+
+    /// Whether nobody subscribed since the last one left at `generation`.
+    func isIdle(since generation: Int) -> Bool {
+        state.withLock { $0.subscribers.isEmpty && $0.idleGeneration == generation }
+    }
+}
+
+/// A value only touched on one serial dispatch queue.
+///
+/// `@unchecked Sendable`: every access to `value` happens on the owner's
+/// serial queue (`SharedLiveQuery.queue`, its observation's delivery
+/// queue), so accesses never overlap.
+final class QueueConfined<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+#endif
