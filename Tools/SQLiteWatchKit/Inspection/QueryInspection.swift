@@ -2,7 +2,7 @@ import ReactiveSQLite
 
 /// What `sqlite-watch` learns from the query before watching it: that it is
 /// a valid read, its result columns, and how its rows are identified.
-public struct QueryInspection {
+public struct QueryInspection: Sendable {
     public var columnNames: [String]
     public var identity: RowIdentity
 

@@ -59,6 +59,19 @@ struct SQLiteWatch: ParsableCommand {
         valueName: "path"))
     var passphraseFile: String?
 
+    @Option(help: ArgumentHelp(
+        "Serve the live query over HTTP instead of printing it: a page at /, Server-Sent Events at /events, "
+            + "a WebSocket at /ws. Without a DATABASE, serves the demo (a leaderboard and a map). "
+            + "Needs sqlite-watch built with the Server trait. Example: --serve 127.0.0.1:8080",
+        valueName: "host:port"))
+    var serve: String?
+
+    @Option(help: ArgumentHelp(
+        "With --serve: the result columns the page plots as points, horizontal then vertical "
+            + "(default: columns named x and y, or lon and lat, when the rows have them). Example: --map lon,lat",
+        valueName: "x,y"))
+    var map: String?
+
     /// The demo's writer, run by the demo in a child process.
     @Option(name: .customLong("demo-writer"), help: .private)
     var demoWriterPath: String?
@@ -72,6 +85,19 @@ struct SQLiteWatch: ParsableCommand {
         }
         if database == nil, passphraseFile != nil {
             throw ValidationError("--passphrase-file needs a DATABASE and a SQL query (the demo is not encrypted)")
+        }
+        if serve != nil, count != nil {
+            throw ValidationError("--count does not apply to --serve (the server runs until stopped)")
+        }
+        if serve == nil, map != nil {
+            throw ValidationError("--map applies to --serve only")
+        }
+        if let map, map.split(separator: ",", omittingEmptySubsequences: false).count != 2
+            || map.split(separator: ",").contains(where: { $0.isEmpty }) {
+            throw ValidationError("--map takes two result columns: --map X,Y")
+        }
+        if let serve {
+            do { _ = try ServeAddress(serve) } catch { throw ValidationError(error.message) }
         }
         if let count, count < 1 {
             throw ValidationError("--count must be at least 1")
@@ -96,7 +122,9 @@ struct SQLiteWatch: ParsableCommand {
         }
         MainActor.assumeIsolated {
             Lifecycle.handleTerminationSignals()
-            if let database, let sql {
+            if let serve {
+                startServing(serve, passphrase: passphrase)
+            } else if let database, let sql {
                 var settings = settings(path: database, sql: sql, isOrdered: ordered, count: count)
                 settings.passphrase = passphrase
                 Watcher(settings: settings).start()
@@ -107,6 +135,36 @@ struct SQLiteWatch: ParsableCommand {
             }
         }
         dispatchMain()
+    }
+
+    @MainActor
+    private func startServing(_ serve: String, passphrase: String?) {
+        #if Server
+        do {
+            let address = try ServeAddress(serve)
+            guard let database, let sql else {
+                Demo.serve(address: address)
+                return
+            }
+            let columns = map?.split(separator: ",").map(String.init)
+            let query = LiveServer.Query(
+                name: "query", title: sql, sql: sql, keys: keys, isOrdered: ordered,
+                map: columns.map { .columns(x: $0[0], y: $0[1]) } ?? .automatic)
+            let name = database.split(separator: "/").last.map(String.init) ?? database
+            LiveServer(settings: LiveServer.Settings(
+                path: database, queries: [query], address: address,
+                busyTimeout: .milliseconds(Int64((busyTimeout * 1000).rounded())), passphrase: passphrase,
+                pageTitle: "sqlite-watch · \(name)")
+            ).start()
+        } catch {
+            Lifecycle.fail(error)
+        }
+        #else
+        Lifecycle.fail(WatchError(
+            status: .usageError,
+            message: "--serve needs sqlite-watch built with the Server trait: "
+                + "swift run --traits Server sqlite-watch ... --serve \(serve)"))
+        #endif
     }
 
     private func settings(path: String, sql: String, isOrdered: Bool, count: Int?) -> Watcher.Settings {

@@ -76,24 +76,12 @@ final class Watcher {
     }
 
     private func open() throws -> DatabaseQueue {
-        var configuration = Configuration()
-        configuration.label = "sqlite-watch"
-        configuration.readonly = true
-        configuration.observesExternalChanges = true
-        configuration.busyTimeout = settings.busyTimeout
-        if let passphrase = settings.passphrase {
-            // Every connection: the queue's, and the one that watches external changes.
-            configuration.prepareDatabase = { db in try db.usePassphrase(passphrase) }
-        }
         do {
-            return try DatabaseQueue(path: settings.path, configuration: configuration)
-        } catch let error as DatabaseError where !error.isLockContention {
-            if let failure = fileMonitor?.failure { throw failure }
-            if error.resultCode == .SQLITE_NOTADB {
-                throw settings.passphrase == nil
-                    ? WatchError.notADatabase(settings.path) : WatchError.wrongPassphrase(settings.path)
-            }
-            throw WatchError.cannotOpen(settings.path, error)
+            return try WatchedDatabase.open(
+                path: settings.path, busyTimeout: settings.busyTimeout, passphrase: settings.passphrase)
+        } catch let error as WatchError {
+            // A deleted or replaced file explains the failure better.
+            throw fileMonitor?.failure ?? error
         }
     }
 

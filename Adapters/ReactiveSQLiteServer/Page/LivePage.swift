@@ -1,0 +1,106 @@
+#if Server
+import Foundation
+import Hummingbird
+import SQLiteWatchKit
+
+/// A web page that shows live queries as they change: a table per query,
+/// and beside it a plane of points when the rows have coordinates.
+///
+/// The page is one HTML document with its CSS and JavaScript inside (no
+/// network access but its own event streams: it works offline). Each panel
+/// follows one Server-Sent Events stream of a `LiveQueryServer` (or of
+/// `sqlite-watch --serve`'s `/events`):
+/// - inserted rows appear highlighted, updated cells flash with their old
+///   and new values, deleted rows fade out, and with an ordered query
+///   moved rows slide to their new position;
+/// - with coordinates, each row is a point: added, moved and removed as
+///   its row is;
+/// - a status line shows the connection and the time of the last change;
+///   the page reconnects by itself, resuming from the last event it got.
+///
+/// For tests and tools, the DOM says what the page shows: each row is a
+/// `tr[data-key]` of `#panel-N` whose cells have a `data-value` (the
+/// value's JSON), each point a `g.point[data-key]` with `data-x` and
+/// `data-y`; rows and points on their way out have the class `leaving`.
+public struct LivePage: Sendable {
+    /// One live query on the page.
+    public struct Panel: Sendable {
+        /// Where coordinates come from.
+        public enum Map: Sendable, Equatable {
+            /// No plane.
+            case none
+            /// Columns named `x` and `y`, or `lon` and `lat` (also
+            /// `lng`/`longitude` and `latitude`), when the rows have them.
+            case automatic
+            /// These result columns: horizontal, then vertical.
+            case columns(x: String, y: String)
+        }
+
+        public var title: String
+        /// The URL of the panel's Server-Sent Events stream, relative to
+        /// the page (`/events`, `/live/leaderboard?team=red`).
+        public var eventsURL: String
+        /// Whether the rows are a list (differences with moves and positions).
+        public var isOrdered: Bool
+        /// The result columns that identify a row (the query's key); empty:
+        /// the whole row.
+        public var keyColumns: [String]
+        public var map: Map
+
+        /// A panel. See the properties.
+        public init(
+            title: String, eventsURL: String, isOrdered: Bool, keyColumns: [String], map: Map = .automatic
+        ) {
+            self.title = title
+            self.eventsURL = eventsURL
+            self.isOrdered = isOrdered
+            self.keyColumns = keyColumns
+            self.map = map
+        }
+    }
+
+    public var title: String
+    public var panels: [Panel]
+
+    /// A page with a title and its panels, in order.
+    public init(title: String, panels: [Panel]) {
+        self.title = title
+        self.panels = panels
+    }
+
+    /// The whole HTML document.
+    public var html: String {
+        LivePageAssets.document(title: escapingHTML(title), configuration: configurationJSON)
+    }
+
+    /// A `200 OK` response with the document (`text/html`, not cached).
+    public func response() -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The panels as JSON, safe inside a `<script>` element.
+    var configurationJSON: String {
+        let panels = panels.map { panel in
+            let map: String = switch panel.map {
+            case .none: "null"
+            case .automatic: "\"auto\""
+            case .columns(let x, let y): "{\"x\":\(JSONText.string(x)),\"y\":\(JSONText.string(y))}"
+            }
+            let keys = panel.keyColumns.map(JSONText.string).joined(separator: ",")
+            return "{\"title\":\(JSONText.string(panel.title)),\"events\":\(JSONText.string(panel.eventsURL)),"
+                + "\"ordered\":\(panel.isOrdered),\"keys\":[\(keys)],\"map\":\(map)}"
+        }
+        let json = "{\"title\":\(JSONText.string(title)),\"panels\":[\(panels.joined(separator: ","))]}"
+        // "</script>" cannot end the element early: "<" is written "\u003C".
+        return json.replacingOccurrences(of: "<", with: "\\u003C")
+    }
+
+    private func escapingHTML(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
+#endif

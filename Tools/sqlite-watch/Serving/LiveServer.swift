@@ -1,0 +1,144 @@
+#if Server
+import Dispatch
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import ReactiveSQLite
+import ReactiveSQLiteServer
+import SQLiteWatchKit
+
+/// `sqlite-watch --serve`: the live queries of one database file, served
+/// over HTTP to browsers (a page at `/`) and programs (`/events`, `/ws`,
+/// `/live/{name}`).
+@MainActor
+final class LiveServer {
+    /// A query the server shows.
+    struct Query {
+        var name: String
+        var title: String
+        var sql: String
+        var keys: [String] = []
+        var isOrdered = false
+        var map: LivePage.Panel.Map = .automatic
+    }
+
+    struct Settings {
+        var path: String
+        /// The first query is also served at `/events` and `/ws`.
+        var queries: [Query]
+        var address: ServeAddress
+        var busyTimeout: Duration = .seconds(5)
+        var passphrase: String?
+        var pageTitle: String
+    }
+
+    private let settings: Settings
+    private var fileMonitor: DatabaseFileMonitor?
+    private var isWaitingForLock = false
+
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    /// Opens the database, checks the queries, and starts serving. Failures
+    /// end the process (see `Lifecycle`).
+    func start() {
+        do {
+            let monitor = try DatabaseFileMonitor(path: settings.path)
+            monitor.start(onFailure: { error in Lifecycle.fail(error) }, onCheck: {})
+            fileMonitor = monitor
+        } catch {
+            fail(error)
+        }
+        Task { await connect() }
+    }
+
+    private func connect() async {
+        while true {
+            do {
+                let database = try WatchedDatabase.open(
+                    path: settings.path, busyTimeout: settings.busyTimeout, passphrase: settings.passphrase)
+                let queries = settings.queries
+                let inspections = try await database.read { db in
+                    try queries.map { query in try QueryInspection(sql: query.sql, keys: query.keys, in: db) }
+                }
+                try serve(database, inspections: inspections)
+                return
+            } catch let error as DatabaseError where error.isLockContention {
+                if !isWaitingForLock {
+                    isWaitingForLock = true
+                    StandardStreams.note("the database is locked by another connection or process: waiting")
+                }
+                try? await Task.sleep(for: .milliseconds(50))
+            } catch {
+                fail(error)
+            }
+        }
+    }
+
+    private func serve(_ database: DatabaseQueue, inspections: [QueryInspection]) throws {
+        var options = LiveQueryServerOptions()
+        // The tool's queries stay observed for the life of the process, so
+        // that a client that reconnects resumes from its last event.
+        options.idleLifetime = .seconds(100 * 365 * 24 * 3600)
+        let liveQueries: LiveQueryServer
+        do {
+            liveQueries = try LiveQueryServer(
+                reader: database,
+                queries: settings.queries.map { query in
+                    LiveQuery(name: query.name, sql: query.sql, keyColumns: query.keys, isOrdered: query.isOrdered)
+                },
+                options: options)
+        } catch let error as LiveQueryServerError {
+            throw WatchError(status: .queryError, message: error.message)
+        }
+        let page = LivePage(title: settings.pageTitle, panels: zip(settings.queries, inspections).map { query, inspection in
+            let keys = JSONRenderer.objectKeys(inspection.columnNames)
+            let keyColumns = inspection.identity.columnIndexes(in: inspection.columnNames)?.map { keys[$0] } ?? []
+            return LivePage.Panel(
+                title: query.title, eventsURL: "/live/\(query.name)", isOrdered: query.isOrdered,
+                keyColumns: keyColumns, map: query.map)
+        })
+        for inspection in inspections { StandardStreams.note(inspection.identity.explanation) }
+
+        let first = settings.queries[0].name
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.get("/") { _, _ in page.response() }
+        router.get("/events") { request, _ in liveQueries.eventStreamResponse(query: first, request: request) }
+        router.ws("/ws") { inbound, outbound, _ in
+            try await liveQueries.serveWebSocket(inbound: inbound, outbound: outbound, subscribing: (first, [:]))
+        }
+        liveQueries.addRoutes(to: router, at: "/live")
+
+        var logger = Logger(label: "sqlite-watch", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = .error
+        let address = settings.address
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "sqlite-watch"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? address.port
+                let url = address.url(port: port)
+                _ = StandardStreams.output("serving \(url) (Server-Sent Events: \(url)events, WebSocket: \(url)ws)\n")
+            },
+            logger: logger)
+        Task {
+            do {
+                try await app.run()
+            } catch {
+                Lifecycle.fail(WatchError(
+                    status: .databaseError,
+                    message: "cannot serve on \(address.host):\(address.port): \(error)"))
+            }
+        }
+    }
+
+    private func fail(_ error: any Error) -> Never {
+        if let failure = fileMonitor?.failure { Lifecycle.fail(failure) }
+        if let error = error as? WatchError { Lifecycle.fail(error) }
+        Lifecycle.fail(.watchFailed(settings.queries[0].sql, error))
+    }
+}
+#endif
