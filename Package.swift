@@ -59,6 +59,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
         // Core: pure Swift standard library, no Foundation.
@@ -124,6 +125,8 @@ let package = Package(
                 .product(
                     name: "HummingbirdWebSocket", package: "hummingbird-websocket",
                     condition: .when(traits: ["Server"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
             ],
             path: "Adapters/ReactiveSQLiteServer", swiftSettings: strictWarnings),
 

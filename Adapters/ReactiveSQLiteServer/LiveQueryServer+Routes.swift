@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
+import ServiceLifecycle
 
 extension LiveQueryServer {
     /// Adds the live-query endpoints under `path`:
@@ -30,6 +31,11 @@ extension LiveQueryServer {
     /// arguments taken from the request's URL query (`?team=red`), resuming
     /// from its `Last-Event-ID` header. A request the server refuses gets a
     /// 4xx or 503 response whose text says why.
+    ///
+    /// The stream ends when the client disconnects (noticed at the next
+    /// write: a change, or a keep-alive every `keepAliveInterval`), when the
+    /// subscription fails or exceeds a limit (after an `error` event), and
+    /// when the server shuts down gracefully.
     ///
     /// Public so that an application can serve a query at a path of its own.
     public func eventStreamResponse(query name: String, request: Request) -> Response {
@@ -64,13 +70,17 @@ extension LiveQueryServer {
                 pings.cancel()
                 unsubscribe(subscription)
             }
-            // Reconnect after a second (the browser's default is longer).
-            try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-            events: for await _ in subscription.wakeups {
-                while let event = subscription.nextEvent() {
-                    try await writer.write(ByteBuffer(string: event.serverSentEvent))
-                    if event.isFinal { break events }
+            try await withGracefulShutdownHandler {
+                // Reconnect after a second (the browser's default is longer).
+                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+                events: for await _ in subscription.wakeups {
+                    while let event = subscription.nextEvent() {
+                        try await writer.write(ByteBuffer(string: event.serverSentEvent))
+                        if event.isFinal { break events }
+                    }
                 }
+            } onGracefulShutdown: {
+                subscription.end(reason: "the server is shutting down")
             }
             try await writer.finish(nil)
         })

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A process run by a test: its standard output and standard error are read
 /// as they come, so that a test can act when some text appears, and every

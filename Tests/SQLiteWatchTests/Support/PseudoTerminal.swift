@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 
 /// A pseudo-terminal, to run a process whose standard output is a terminal

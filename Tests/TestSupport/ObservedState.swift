@@ -2,12 +2,12 @@ import Synchronization
 
 /// A value that changes over time, and tasks that wait, with a deadline,
 /// until it satisfies a condition: the output of a child process, its exit
-/// status.
+/// status, the events of a Server-Sent Events stream.
 ///
 /// Waiting is a continuation resumed by the update that satisfies the
 /// condition, or by the deadline: no polling, and the deadline only decides
 /// failures.
-final class ObservedState<Value: Sendable>: Sendable {
+public final class ObservedState<Value: Sendable>: Sendable {
     private struct Waiter {
         let condition: @Sendable (Value) -> Bool
         let continuation: CheckedContinuation<Value?, Never>
@@ -23,16 +23,16 @@ final class ObservedState<Value: Sendable>: Sendable {
 
     private let state: Mutex<State>
 
-    init(_ value: Value) {
+    public init(_ value: Value) {
         state = Mutex(State(value: value))
     }
 
-    var value: Value {
+    public var value: Value {
         state.withLock { $0.value }
     }
 
     /// Changes the value, and resumes the waiters whose condition now holds.
-    func update(_ change: (inout Value) -> Void) {
+    public func update(_ change: (inout Value) -> Void) {
         let satisfied = state.withLock { state -> [(CheckedContinuation<Value?, Never>, Value)] in
             change(&state.value)
             let value = state.value
@@ -45,7 +45,7 @@ final class ObservedState<Value: Sendable>: Sendable {
 
     /// Waits until `condition` holds, and returns the value that satisfied
     /// it; nil when `timeout` passed first.
-    func wait(until condition: @escaping @Sendable (Value) -> Bool, timeout: Duration) async -> Value? {
+    public func wait(until condition: @escaping @Sendable (Value) -> Bool, timeout: Duration) async -> Value? {
         let id = state.withLock { state -> Int in
             state.nextWaiterID += 1
             return state.nextWaiterID

@@ -1,0 +1,228 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Server-Sent Events client over a plain socket, on a thread of its own
+/// (never a cooperative thread): it sends one `GET`, reads the response,
+/// decodes chunked bodies, and records the events, applying `rows` and
+/// `diff` events to a `JSONRowReplica` as they arrive.
+///
+/// With `readPause`, it reads 1 KB at a time with that pause between reads,
+/// from a small receive buffer: a slow client, which the server's writes
+/// soon wait for.
+public final class SSEClient: Sendable {
+    public struct Event: Sendable, Equatable {
+        public var id: String?
+        public var name: String
+        public var data: String
+    }
+
+    public struct Stream: Sendable {
+        /// The response's status, once read.
+        public var status: Int?
+        /// Header names lowercased.
+        public var headers: [String: String] = [:]
+        public var events: [Event] = []
+        public var replica: JSONRowReplica
+        /// The body of a response that is not an event stream.
+        public var body = ""
+        /// Whether the server closed the stream (or `disconnect()` was called).
+        public var isClosed = false
+        /// The id of the last event that had one.
+        public var lastEventID: String?
+    }
+
+    public let state: ObservedState<Stream>
+    private let descriptor: Int32
+
+    /// Connects to `127.0.0.1:port` and requests `path`.
+    public init(
+        port: Int, path: String, headers: [String: String] = [:], replica: JSONRowReplica = .init(keys: [], isOrdered: false),
+        readPause: Duration? = nil
+    ) throws {
+        let state = ObservedState(Stream(replica: replica))
+        self.state = state
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw SSEClientError("socket: errno \(errno)") }
+        if readPause != nil {
+            var size: Int32 = 4096
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw SSEClientError("connect to port \(port): errno \(code)")
+        }
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        request += "\r\n"
+        let bytes = Array(request.utf8)
+        guard bytes.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == bytes.count else {
+            Glibc.close(descriptor)
+            throw SSEClientError("could not send the request")
+        }
+        self.descriptor = descriptor
+        let thread = Thread {
+            var reader = ResponseReader(state: state)
+            var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 1024)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                reader.consume(buffer[0..<count])
+                if let readPause {
+                    let nanoseconds = readPause.components.seconds * 1_000_000_000 + readPause.components.attoseconds / 1_000_000_000
+                    usleep(UInt32(nanoseconds / 1000))
+                }
+            }
+            state.update { $0.isClosed = true }
+            Glibc.close(descriptor)
+        }
+        thread.start()
+    }
+
+    /// Ends the connection (the reading thread closes the socket).
+    public func disconnect() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
+    /// Waits until `condition` holds for the stream; nil after `timeout`.
+    public func wait(
+        timeout: Duration = .seconds(30), until condition: @escaping @Sendable (Stream) -> Bool
+    ) async -> Stream? {
+        await state.wait(until: condition, timeout: timeout)
+    }
+}
+
+public struct SSEClientError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Parses an HTTP/1.1 response carrying an event stream.
+private struct ResponseReader {
+    let state: ObservedState<SSEClient.Stream>
+    private var pending: [UInt8] = []
+    private var headersDone = false
+    private var isChunked = false
+    private var isEventStream = false
+    /// Decoded body bytes not yet parsed as lines.
+    private var body: [UInt8] = []
+    private var chunkRemaining = 0
+    private var eventID: String?
+    private var eventName = ""
+    private var eventData: [String] = []
+
+    init(state: ObservedState<SSEClient.Stream>) {
+        self.state = state
+    }
+
+    mutating func consume(_ bytes: ArraySlice<UInt8>) {
+        pending += bytes
+        if !headersDone {
+            guard let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) else { return }
+            let head = String(decoding: pending[..<end.lowerBound], as: UTF8.self)
+            pending.removeSubrange(..<end.upperBound)
+            headersDone = true
+            var lines = head.components(separatedBy: "\r\n")
+            let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "")
+            var headers: [String: String] = [:]
+            for line in lines {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            isChunked = headers["transfer-encoding"]?.lowercased() == "chunked"
+            isEventStream = headers["content-type"]?.hasPrefix("text/event-stream") == true
+            state.update { $0.status = status; $0.headers = headers }
+        }
+        decodeBody()
+        if isEventStream { parseEvents() } else if !body.isEmpty {
+            let text = String(decoding: body, as: UTF8.self)
+            body.removeAll()
+            state.update { $0.body += text }
+        }
+    }
+
+    private mutating func decodeBody() {
+        guard isChunked else {
+            body += pending
+            pending.removeAll()
+            return
+        }
+        while true {
+            if chunkRemaining > 0 {
+                let count = min(chunkRemaining, pending.count)
+                body += pending[..<count]
+                pending.removeSubrange(..<count)
+                chunkRemaining -= count
+                if chunkRemaining > 0 { return }
+                // The chunk's CRLF follows.
+                chunkRemaining = -2
+            }
+            if chunkRemaining < 0 {
+                guard pending.count >= 2 else { return }
+                pending.removeSubrange(..<2)
+                chunkRemaining = 0
+            }
+            guard let end = pending.firstRange(of: Array("\r\n".utf8)) else { return }
+            let sizeText = String(decoding: pending[..<end.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
+            pending.removeSubrange(..<end.upperBound)
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { return }
+            if size == 0 { return }
+            chunkRemaining = size
+        }
+    }
+
+    private mutating func parseEvents() {
+        while let newline = body.firstIndex(of: UInt8(ascii: "\n")) {
+            var line = String(decoding: body[..<newline], as: UTF8.self)
+            body.removeSubrange(...newline)
+            if line.hasSuffix("\r") { line.removeLast() }
+            if line.isEmpty {
+                dispatch()
+            } else if line.hasPrefix(":") {
+                continue
+            } else {
+                let field: Substring
+                var value: Substring = ""
+                if let colon = line.firstIndex(of: ":") {
+                    field = line[..<colon]
+                    value = line[line.index(after: colon)...]
+                    if value.hasPrefix(" ") { value = value.dropFirst() }
+                } else {
+                    field = Substring(line)
+                }
+                switch field {
+                case "id": eventID = String(value)
+                case "event": eventName = String(value)
+                case "data": eventData.append(String(value))
+                default: break
+                }
+            }
+        }
+    }
+
+    private mutating func dispatch() {
+        defer {
+            eventID = nil
+            eventName = ""
+            eventData = []
+        }
+        guard !eventData.isEmpty else { return }
+        let event = SSEClient.Event(id: eventID, name: eventName.isEmpty ? "message" : eventName, data: eventData.joined(separator: "\n"))
+        state.update { stream in
+            stream.events.append(event)
+            if let id = event.id { stream.lastEventID = id }
+            stream.replica.apply(event: event.name, data: event.data)
+        }
+    }
+}
