@@ -8,9 +8,9 @@ import Glibc
 /// decodes chunked bodies, and records the events, applying `rows` and
 /// `diff` events to a `JSONRowReplica` as they arrive.
 ///
-/// With `readPause`, it reads 1 KB at a time with that pause between reads,
+/// With `readPause`, it reads 8 KB at a time with that pause between reads,
 /// from a small receive buffer: a slow client, which the server's writes
-/// soon wait for.
+/// wait for once the socket buffers are full.
 public final class SSEClient: Sendable {
     public struct Event: Sendable, Equatable {
         public var id: String?
@@ -46,7 +46,7 @@ public final class SSEClient: Sendable {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw SSEClientError("socket: errno \(errno)") }
         if readPause != nil {
-            var size: Int32 = 4096
+            var size: Int32 = 8192
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         var address = sockaddr_in()
@@ -74,7 +74,7 @@ public final class SSEClient: Sendable {
         self.descriptor = descriptor
         let thread = Thread {
             var reader = ResponseReader(state: state)
-            var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 1024)
+            var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 8192)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count <= 0 { break }
@@ -118,6 +118,8 @@ private struct ResponseReader {
     /// Decoded body bytes not yet parsed as lines.
     private var body: [UInt8] = []
     private var chunkRemaining = 0
+    /// Whether the last chunk of a chunked body arrived.
+    private var hasEnded = false
     private var eventID: String?
     private var eventName = ""
     private var eventData: [String] = []
@@ -150,6 +152,7 @@ private struct ResponseReader {
             body.removeAll()
             state.update { $0.body += text }
         }
+        if hasEnded { state.update { $0.isClosed = true } }
     }
 
     private mutating func decodeBody() {
@@ -177,7 +180,12 @@ private struct ResponseReader {
             let sizeText = String(decoding: pending[..<end.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
             pending.removeSubrange(..<end.upperBound)
             guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { return }
-            if size == 0 { return }
+            if size == 0 {
+                // The last chunk: the response, and so the stream, ends
+                // (once the events before it are parsed).
+                hasEnded = true
+                return
+            }
             chunkRemaining = size
         }
     }

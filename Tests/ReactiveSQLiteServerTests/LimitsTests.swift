@@ -1,0 +1,157 @@
+#if Server
+import DatabaseTestSupport
+import Foundation
+import HummingbirdTesting
+import ReactiveSQLite
+import ReactiveSQLiteServer
+import Testing
+import TestSupport
+
+@Suite struct LimitsTests {
+    static let all = LiveQuery(name: "all", sql: "SELECT * FROM player ORDER BY id", isOrdered: true)
+
+    @Test func subscribersBeyondTheLimitAreRefusedWithAReason() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        var options = LiveQueryServerOptions()
+        options.maxSubscribers = 2
+        options.keepAliveInterval = .milliseconds(50)
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all], options: options)
+        try await withLiveServer(server) { port, client in
+            let first = try SSEClient(port: port, path: "/live/all")
+            let second = try SSEClient(port: port, path: "/live/all")
+            defer { second.disconnect() }
+            for sse in [first, second] { #expect(await sse.wait(until: { $0.replica.hasRows }) != nil) }
+            try await client.execute(uri: "/live/all", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(String(buffer: response.body).contains("maxSubscribers"))
+            }
+            try await withLiveSocket(client) { socket in
+                try await socket.send(#"{"subscribe":"all"}"#)
+                let frames = try await socket.wait { !$0.isEmpty }
+                #expect(frames.first?.error?.contains("maxSubscribers") == true)
+            }
+            first.disconnect()
+            try await waitUntilAsync { server.subscriberCount == 1 }
+            let third = try SSEClient(port: port, path: "/live/all")
+            defer { third.disconnect() }
+            #expect(await third.wait(until: { $0.replica.hasRows }) != nil)
+        }
+    }
+
+    @Test func aResultWithTooManyRowsEndsItsSubscriptionsWithAReason() async throws {
+        let database = try DatabaseKind.fileQueue.make(sql: playersSQL)
+        var options = LiveQueryServerOptions()
+        options.maxRows = 3
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all], options: options)
+        try await withLiveServer(server) { port, _ in
+            let sse = try SSEClient(port: port, path: "/live/all")
+            #expect(await sse.wait(until: { $0.replica.rows.count == 3 }) != nil)
+            try await database.writer.write { db in try db.execute(sql: "INSERT INTO player VALUES (4, 'David', 'red', 10)") }
+            let ended = try #require(await sse.wait(until: { $0.isClosed }))
+            #expect(ended.events.last?.name == "error")
+            #expect(ended.events.last?.data.contains("returned 4 rows, more than the server's limit of 3 (maxRows)") == true)
+            try await waitUntilAsync { server.subscriberCount == 0 && server.observationCount == 0 }
+
+            // The next subscription observes again.
+            try await database.writer.write { db in try db.execute(sql: "DELETE FROM player WHERE id = 4") }
+            let again = try SSEClient(port: port, path: "/live/all")
+            defer { again.disconnect() }
+            #expect(await again.wait(until: { $0.replica.rows.count == 3 }) != nil)
+        }
+    }
+
+    @Test func aMessageLargerThanTheQueueLimitEndsTheSubscriptionWithAReason() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        var options = LiveQueryServerOptions()
+        options.maxQueuedBytes = 300
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all], options: options)
+        try await withLiveServer(server) { port, _ in
+            let sse = try SSEClient(port: port, path: "/live/all")
+            #expect(await sse.wait(until: { $0.replica.hasRows }) != nil)
+            try await database.writer.write { db in
+                try db.execute(sql: "UPDATE player SET name = ? WHERE id = 1", arguments: [String(repeating: "x", count: 400)])
+            }
+            let ended = try #require(await sse.wait(until: { $0.isClosed }))
+            #expect(ended.events.last?.name == "error")
+            #expect(ended.events.last?.data.contains("maxQueuedBytes") == true)
+            #expect(ended.replica.rows.count == 3)
+        }
+    }
+
+    @Test func aSlowClientIsSentMergedDifferencesAndDelaysNobody() async throws {
+        let database = try DatabaseKind.pool.make(sql: playersSQL)
+        // 300 rows of 1 KB; each change rewrites 60 of them: 120 KB per
+        // difference, 12 MB in all, more than the socket buffers hold.
+        try await database.writer.write { db in
+            for id in 10..<310 {
+                try db.execute(
+                    sql: "INSERT INTO player VALUES (?, ?, 'red', ?)",
+                    arguments: [id, String(repeating: "n", count: 1000), id])
+            }
+        }
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all])
+        try await withLiveServer(server) { port, _ in
+            let fast = try SSEClient(port: port, path: "/live/all", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+            // 400 KB/s at most.
+            let slow = try SSEClient(
+                port: port, path: "/live/all", replica: JSONRowReplica(keys: ["id"], isOrdered: true),
+                readPause: .milliseconds(20))
+            defer { fast.disconnect(); slow.disconnect() }
+            #expect(await fast.wait(until: { $0.replica.hasRows }) != nil)
+            #expect(await slow.wait(until: { $0.replica.hasRows }) != nil)
+            for step in 0..<100 {
+                try await database.writer.write { db in
+                    try db.execute(
+                        sql: "UPDATE player SET score = score + 1000, name = ? WHERE id BETWEEN ? AND ?",
+                        arguments: [String(repeating: "\(step % 10)", count: 1000), 10 + step % 240, 69 + step % 240])
+                }
+            }
+            let expected = try freshReplica(database.writer, sql: Self.all.sql, keys: ["id"], isOrdered: true)
+            // The fast client is up to date while the slow one is still reading.
+            let fastStream = try await waitForReplica(fast, toEqual: expected)
+            #expect(slow.state.value.replica.comparableRows != expected.comparableRows)
+            let slowStream = try await waitForReplica(slow, toEqual: expected, timeout: .seconds(90))
+            #expect(fastStream.replica.inconsistency == nil && slowStream.replica.inconsistency == nil)
+            // Merged: fewer, larger differences.
+            #expect(slowStream.events.count < fastStream.events.count)
+        }
+    }
+
+    @Test func anObservationOutlivesItsLastSubscriberForItsIdleLifetime() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        var options = LiveQueryServerOptions()
+        options.keepAliveInterval = .milliseconds(50)
+        options.idleLifetime = .seconds(600)
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all], options: options)
+        try await withLiveServer(server) { port, _ in
+            let first = try SSEClient(port: port, path: "/live/all", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+            let seen = try #require(await first.wait(until: { $0.replica.hasRows }))
+            first.disconnect()
+            try await waitUntilAsync { server.subscriberCount == 0 }
+            #expect(server.observationCount == 1)
+            let resumed = try SSEClient(
+                port: port, path: "/live/all", headers: ["Last-Event-ID": try #require(seen.lastEventID)],
+                replica: seen.replica)
+            defer { resumed.disconnect() }
+            try await waitUntilAsync { server.subscriberCount == 1 }
+            try await database.writer.write { db in try db.execute(sql: "DELETE FROM player WHERE id = 2") }
+            let stream = try await waitForReplica(
+                resumed, toEqual: try freshReplica(database.writer, sql: Self.all.sql, keys: ["id"], isOrdered: true))
+            #expect(stream.events.map(\.name) == ["diff"])
+        }
+    }
+
+    @Test func shuttingDownEndsEverySubscriptionWithAReason() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all])
+        try await withLiveServer(server) { port, _ in
+            let sse = try SSEClient(port: port, path: "/live/all")
+            #expect(await sse.wait(until: { $0.replica.hasRows }) != nil)
+            server.shutDown()
+            let ended = try #require(await sse.wait(until: { $0.isClosed }))
+            #expect(ended.events.last?.data.contains("the server is shutting down") == true)
+            #expect(server.observationCount == 0)
+        }
+    }
+}
+#endif
