@@ -43,22 +43,4 @@ func freshReplica(
     return replica
 }
 
-/// Waits until the client holds `expected`; throws with what it holds after the timeout.
-func waitForReplica(
-    _ client: SSEClient, toEqual expected: JSONRowReplica, timeout: Duration = .seconds(30)
-) async throws -> SSEClient.Stream {
-    let rows = expected.comparableRows
-    guard let stream = await client.wait(timeout: timeout, until: { $0.replica.hasRows && $0.replica.comparableRows == rows })
-    else {
-        let stream = client.state.value
-        throw SSEClientError("""
-            the client does not hold the expected rows after \(timeout) (closed: \(stream.isClosed), \
-            \(stream.events.count) events, inconsistency: \(stream.replica.inconsistency ?? "none"))
-            holds: \(stream.replica.comparableRows)
-            expected: \(rows)
-            last events: \(stream.events.suffix(3).map { "\($0.name) \($0.data)" })
-            """)
-    }
-    return stream
-}
 #endif

@@ -1,0 +1,108 @@
+#if Server
+import Foundation
+import Testing
+import TestSupport
+
+/// `sqlite-watch --serve`, end to end: the tool serves a file that other
+/// processes change; clients on loopback.
+@Suite struct ServeTests {
+    static let leaderboard = "SELECT * FROM player ORDER BY score DESC, id"
+
+    @Test(arguments: [false, true])
+    func aHundredClientsEndWithWhatAFreshQueryReturns(ordered: Bool) async throws {
+        let database = try await WatchedDatabase.players(journalMode: "wal")
+        let sql = ordered ? Self.leaderboard : "SELECT * FROM player"
+        let served = try await ServedWatch(database, sql: sql, ordered ? ["--ordered"] : [])
+        let clients = try (0..<100).map { _ in
+            try SSEClient(port: served.port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: ordered))
+        }
+        // 30 KB/s at most: a client far slower than the changes.
+        let slow = try SSEClient(
+            port: served.port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: ordered),
+            readPause: .milliseconds(250))
+        defer { (clients + [slow]).forEach { $0.disconnect() } }
+        for client in clients + [slow] { #expect(await client.wait(until: { $0.replica.hasRows }) != nil) }
+
+        // 1 000 commits by other processes, in 20 bursts.
+        var random = SplitMix64(seed: ordered ? 1 : 2)
+        for _ in 0..<20 {
+            try await database.commit(randomPlayerChanges(count: 50, using: &random))
+        }
+        let expected = try await database.currentRows(sql, ordered: ordered, keys: ["id"])
+        for client in clients {
+            let stream = try await waitForReplica(client, toEqual: expected)
+            #expect(stream.replica.inconsistency == nil)
+        }
+        let slowStream = try await waitForReplica(slow, toEqual: expected, timeout: .seconds(120))
+        #expect(slowStream.replica.inconsistency == nil)
+        try await served.stop()
+    }
+
+    @Test func thePageTheEventsAndTheWebSocketAreServed() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: "SELECT * FROM player ORDER BY id", ["--ordered", "--map", "score,id"])
+        let page = try SSEClient(port: served.port, path: "/")
+        let loaded = try #require(await page.wait(until: { $0.body.contains("</html>") }))
+        #expect(loaded.status == 200)
+        #expect(loaded.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(loaded.body.contains(#""events":"/live/query""#))
+        #expect(loaded.body.contains(#""keys":["id"]"#))
+        #expect(loaded.body.contains(#""map":{"x":"score","y":"id"}"#))
+
+        let events = try SSEClient(port: served.port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+        defer { events.disconnect() }
+        let first = try #require(await events.wait(until: { $0.replica.hasRows }))
+        #expect(first.events.first?.data == #"{"rows":[{"id":1,"name":"Arthur","team":"red","score":100},{"id":2,"name":"Barbara","team":"blue","score":80},{"id":3,"name":"Craig","team":"red","score":60}]}"#)
+        try await database.execute("UPDATE player SET score = 1 WHERE id = 1")
+        let changed = try #require(await events.wait(until: { $0.events.count == 2 }))
+        #expect(changed.events.last?.name == "diff")
+        #expect(changed.events.last?.data == #"{"inserted":[],"updated":[{"id":1,"name":"Arthur","team":"red","score":1}],"previous":[{"score":100}],"deleted":[],"insertedAt":[],"moved":[]}"#)
+
+        let missing = try SSEClient(port: served.port, path: "/nothing")
+        #expect(await missing.wait(until: { $0.status != nil })?.status == 404)
+        try await served.stop()
+    }
+
+    @Test func servingNeedsAValidAddressAndQuery() async throws {
+        let database = try await WatchedDatabase.players()
+        for (arguments, status, message) in [
+            (["SELECT * FROM player", "--serve", "nowhere"], Int32(64), "--serve takes HOST:PORT"),
+            (["SELECT * FROM player", "--serve", "127.0.0.1:99999"], 64, "--serve takes HOST:PORT"),
+            (["SELECT * FROM player", "--serve", "127.0.0.1:0", "--count", "2"], 64, "--count does not apply to --serve"),
+            (["SELECT * FROM player", "--map", "x,y"], 64, "--map applies to --serve only"),
+            (["SELECT * FROM player", "--serve", "127.0.0.1:0", "--map", "x"], 64, "--map takes two result columns"),
+            (["SELECT * FROM player WHERE id = :id", "--serve", "127.0.0.1:0"], 2, "the parameter :id is not declared"),
+            (["DELETE FROM player", "--serve", "127.0.0.1:0"], 2, "not a read"),
+        ] {
+            let watch = try database.watch(arguments)
+            #expect(try await watch.waitForExit() == .exit(status), "\(arguments): \(watch.errorText)")
+            #expect(watch.errorText.contains(message), "\(arguments): \(watch.errorText)")
+        }
+    }
+
+    @Test func aPortInUseEndsTheToolWithAMessage() async throws {
+        let database = try await WatchedDatabase.players()
+        let first = try await ServedWatch(database, sql: "SELECT * FROM player")
+        let second = try database.watch(["SELECT * FROM player", "--serve", "127.0.0.1:\(first.port)"])
+        #expect(try await second.waitForExit() == .exit(1))
+        #expect(second.errorText.contains("cannot serve on 127.0.0.1:\(first.port)"))
+        try await first.stop()
+    }
+
+    @Test func theDemoServesTheLeaderboardAndThePlaces() async throws {
+        let served = try await ServedWatch(try ChildProcess(try Executables.sqliteWatch(), ["--serve", "127.0.0.1:0"]))
+        let leaderboard = try SSEClient(
+            port: served.port, path: "/live/leaderboard", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+        let places = try SSEClient(
+            port: served.port, path: "/live/places", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+        defer { leaderboard.disconnect(); places.disconnect() }
+        // The writer changes both: differences arrive on each stream.
+        for client in [leaderboard, places] {
+            let stream = try #require(await client.wait(timeout: .seconds(60), until: { $0.events.contains { $0.name == "diff" } }))
+            #expect(stream.replica.inconsistency == nil)
+        }
+        #expect(places.state.value.events[0].data.contains(#""x":"#))
+        try await served.stop()
+    }
+}
+#endif
