@@ -192,7 +192,15 @@ let package = Package(
             dependencies: ["SQLiteWatchKit", "ReactiveSQLite", "TestSupport", "DatabaseTestSupport"],
             swiftSettings: strictWarnings),
         .testTarget(
-            name: "SQLiteWatchTests", dependencies: ["sqlite-watch", "TestSupport"],
+            name: "SQLiteWatchTests",
+            dependencies: [
+                "sqlite-watch", "TestSupport",
+                // The browser tests drive Chromium through its DevTools WebSocket.
+                .product(
+                    name: "HummingbirdWSClient", package: "hummingbird-websocket",
+                    condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+            ],
             swiftSettings: strictWarnings),
         .testTarget(
             name: "ReactiveSQLiteServerTests",

@@ -22,6 +22,13 @@ public struct JSONRowReplica: Sendable, Equatable {
         self.isOrdered = isOrdered
     }
 
+    /// The rows as JSON objects (keys sorted), in the order of `rows`.
+    public var jsonObjects: [String] {
+        objects.map { row in
+            "{" + row.keys.sorted().map { "\(JSONValue.quoted($0)):\(row[$0]!.json)" }.joined(separator: ",") + "}"
+        }
+    }
+
     /// The rows, sorted when the order does not matter, for comparisons.
     public var comparableRows: [String] { isOrdered ? rows : rows.sorted() }
 
@@ -122,6 +129,20 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
             let data = (try? JSONSerialization.data(withJSONObject: any, options: [.sortedKeys])) ?? Data()
             self = .object(String(decoding: data, as: UTF8.self))
         }
+    }
+
+    /// The value as JSON text.
+    public var json: String {
+        switch self {
+        case .string(let text): Self.quoted(text)
+        default: description
+        }
+    }
+
+    /// `text` as a JSON string.
+    static func quoted(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8)
+        return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
     }
 
     public var description: String {

@@ -1,0 +1,114 @@
+#if Server
+import Foundation
+import Testing
+import TestSupport
+
+/// The served page in a real browser: headless Chromium loads it while
+/// another process changes the database, and its DOM must end showing what
+/// a fresh query returns, in the table and on the plane.
+@Suite(.enabled(if: HeadlessChromium.isAvailable, "Chromium is not installed (CI installs it)"), .serialized)
+struct BrowserTests {
+    static let sql = "SELECT * FROM place ORDER BY name, id"
+
+    @Test func thePageShowsTheDatabaseAsOtherProcessesChangeIt() async throws {
+        var random = SplitMix64(seed: 27)
+        let places = (1...10).map { id in
+            "INSERT INTO place VALUES (\(id), 'Place \(id)', \(Int.random(in: 0...100, using: &random)), \(Int.random(in: 0...100, using: &random)))"
+        }
+        let database = try await WatchedDatabase("""
+            PRAGMA journal_mode = wal;
+            CREATE TABLE place (id INTEGER PRIMARY KEY, name TEXT NOT NULL, x REAL NOT NULL, y REAL NOT NULL);
+            \(places.joined(separator: ";\n"));
+            """)
+        // 300 commits in 10 bursts: moves, renames (the order changes),
+        // insertions, deletions.
+        let bursts = (0..<10).map { _ in
+            (0..<30).map { _ -> String in
+                let id = Int.random(in: 1...20, using: &random)
+                let x = Int.random(in: 0...100, using: &random), y = Int.random(in: 0...100, using: &random)
+                switch Int.random(in: 0..<5, using: &random) {
+                case 0: return "DELETE FROM place WHERE id = \(id)"
+                case 1: return "INSERT OR REPLACE INTO place VALUES (\(id), 'Place \(Int.random(in: 1...40, using: &random))', \(x), \(y))"
+                case 2: return "UPDATE place SET name = 'Place \(Int.random(in: 1...40, using: &random))' WHERE id = \(id)"
+                default: return "UPDATE place SET x = \(x), y = \(y) WHERE id = \(id)"
+                }
+            }
+        }
+        let served = try await ServedWatch(database, sql: Self.sql, ["--ordered"])
+        let browser = try await HeadlessChromium()
+        let screenshotPath = Locked<String?>(nil)
+        do {
+            try await browser.withPage { page in
+                try await page.navigate(to: served.url)
+                let initial = try await database.currentRows(Self.sql, ordered: true, keys: ["id"])
+                try await Self.waitUntilPageShows(initial, page: page)
+
+                // 300 commits by other processes while the page is open.
+                for statements in bursts {
+                    try await database.commit(statements)
+                }
+                let final = try await database.currentRows(Self.sql, ordered: true, keys: ["id"])
+                let shown = try await Self.waitUntilPageShows(final, page: page)
+                #expect(shown.contains("\"status\":\"live"))
+
+                // Let the last animations end, for the people who look at the screenshot.
+                try await Task.sleep(for: .seconds(1))
+                let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                    .appendingPathComponent(".build/browser-tests", isDirectory: true)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                let file = directory.appendingPathComponent("sqlite-watch-serve.png")
+                try await page.screenshot().write(to: file)
+                screenshotPath.withLock { $0 = file.path }
+            }
+        } catch {
+            try await browser.stop()
+            throw error
+        }
+        try await browser.stop()
+        try await served.stop()
+        let path = try #require(screenshotPath.value)
+        print("BrowserTests: screenshot of the page after the changes: \(path)")
+    }
+
+    /// Polls the page's DOM until its table and its points are `expected`'s
+    /// rows; returns what the page showed. Throws after 30 s.
+    @discardableResult
+    static func waitUntilPageShows(_ expected: JSONRowReplica, page: DevToolsPage) async throws -> String {
+        // The tool's JSON line, parsed in the page, compared with the DOM there.
+        let rowsJSON = "[" + expected.rows.joined(separator: ",") + "]"
+        let check = """
+            (() => {
+              const expected = \(Self.javaScriptRows(expected));
+              const panel = document.getElementById("panel-0");
+              if (!panel) return JSON.stringify({ same: false, reason: "no panel" });
+              const columns = [...panel.querySelectorAll("thead th")].map(th => th.textContent);
+              const rows = [...panel.querySelectorAll("tbody tr:not(.leaving)")]
+                .map(tr => [...tr.cells].map(td => td.dataset.value));
+              const expectedRows = expected.map(row => columns.map(column => JSON.stringify(row[column])));
+              const points = [...panel.querySelectorAll("g.point:not(.leaving)")]
+                .map(g => g.dataset.key + " " + g.dataset.x + " " + g.dataset.y).sort();
+              const expectedPoints = expected
+                .map(row => JSON.stringify([row.id]) + " " + JSON.stringify(row.x) + " " + JSON.stringify(row.y)).sort();
+              const same = JSON.stringify(rows) === JSON.stringify(expectedRows)
+                && JSON.stringify(points) === JSON.stringify(expectedPoints) && columns.length === 4;
+              return JSON.stringify({ same, status: document.getElementById("status").textContent,
+                rows: rows.length, points: points.length, expected: expected.length });
+            })()
+            """
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        var shown = ""
+        while clock.now < deadline {
+            shown = try await page.evaluate(check)
+            if shown.contains("\"same\":true") { return shown }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw ChildProcessFailure(description: "the page does not show the expected rows: \(shown)\nexpected: \(rowsJSON)")
+    }
+
+    /// The replica's rows as a JavaScript array of objects.
+    private static func javaScriptRows(_ replica: JSONRowReplica) -> String {
+        "[" + replica.jsonObjects.joined(separator: ",") + "]"
+    }
+}
+#endif
