@@ -83,6 +83,7 @@ extension LiveQuery.Parameter {
 }
 
 extension LiveQuery.Parameter.Kind: CustomStringConvertible {
+    /// `an integer`, `a finite number`, `a string`: words of error messages.
     public var description: String {
         switch self {
         case .integer: "an integer"

@@ -30,7 +30,9 @@ public struct LiveQuery: Sendable, Hashable {
             case text
         }
 
+        /// The name in the SQL, without its prefix (`team` for `:team`).
         public var name: String
+        /// What a client's value must be.
         public var kind: Kind
         /// The value when a client gives none; nil makes the argument required.
         public var defaultValue: DatabaseValue?
@@ -48,6 +50,7 @@ public struct LiveQuery: Sendable, Hashable {
     public var name: String
     /// One read-only statement; its named parameters must be `parameters`.
     public var sql: String
+    /// The named parameters clients give values for, each once.
     public var parameters: [Parameter]
     /// The result columns that identify a row from one result to the next.
     /// Empty: the primary key of the only table the query reads, when the

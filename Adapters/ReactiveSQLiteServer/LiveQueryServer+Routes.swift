@@ -112,8 +112,11 @@ extension LiveQueryServer {
     /// subscription ends, and `{"event":"error","data":{"error":"…"}}` for a
     /// message the server cannot take (the socket stays open).
     ///
-    /// - Parameter initial: A query to subscribe to at once (its id is its
-    ///   name), with text arguments: `sqlite-watch --serve`'s `/ws`.
+    /// - Parameters:
+    ///   - inbound: The client's messages.
+    ///   - outbound: Where the server's messages go.
+    ///   - initial: A query to subscribe to at once (its id is its name),
+    ///     with text arguments: `sqlite-watch --serve`'s `/ws`.
     public func serveWebSocket(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
         subscribing initial: (query: String, arguments: [String: String])? = nil

@@ -38,6 +38,7 @@ import Synchronization
 /// - **Limits** (`LiveQueryServerOptions`) end what exceeds them, with a
 ///   reason the client receives.
 public final class LiveQueryServer: Sendable {
+    /// The limits and timings the server was created with.
     public let options: LiveQueryServerOptions
     let reader: any DatabaseReader
     let queries: [String: LiveQuery]
@@ -132,21 +133,26 @@ public final class LiveQueryServer: Sendable {
         let arguments = try query.resolveArguments(given)
         let key = SharedLiveQuery.Key(name: name, arguments: arguments)
         let limit = options.maxSubscribers
-        let result: Result<(SharedLiveQuery, isNew: Bool), LiveRequestError> = state.withLock { state in
+        let maxQueuedBytes = options.maxQueuedBytes
+        let maxRows = options.maxRows
+        let result: Result<(LiveSubscription, isNew: Bool), LiveRequestError> = state.withLock { state in
             guard state.subscriberCount < limit else {
                 return .failure(LiveRequestError(
                     kind: .unavailable,
                     message: "the server has \(limit) subscribers already, its limit (maxSubscribers): try again later"))
             }
             state.subscriberCount += 1
-            if let shared = state.shared[key] { return .success((shared, false)) }
-            let shared = SharedLiveQuery(key: key, query: query, maxRows: options.maxRows)
+            let existing = state.shared[key]
+            let shared = existing ?? SharedLiveQuery(key: key, query: query, maxRows: maxRows)
             state.shared[key] = shared
-            return .success((shared, true))
+            // Added under the server's lock: an idle observation cannot be
+            // stopped between its lookup and its new subscriber (see `stopIfIdle`).
+            let subscription = LiveSubscription(shared: shared, maxQueuedBytes: maxQueuedBytes)
+            subscription.resume(from: shared.add(subscription, lastEventID: lastEventID))
+            return .success((subscription, existing == nil))
         }
-        let (shared, isNew) = try result.get()
-        let subscription = LiveSubscription(shared: shared, maxQueuedBytes: options.maxQueuedBytes)
-        subscription.resume(from: shared.add(subscription, lastEventID: lastEventID))
+        let (subscription, isNew) = try result.get()
+        let shared = subscription.shared
         if isNew {
             shared.start(reader: reader) { [weak self] failed in self?.forget(failed) }
         }

@@ -5,8 +5,10 @@
 public struct LiveQueryServerError: Error, CustomStringConvertible, Sendable {
     /// The query's name.
     public var queryName: String
+    /// What is wrong with the query.
     public var message: String
 
+    /// `live query NAME: MESSAGE`.
     public var description: String { "live query \(queryName): \(message)" }
 }
 

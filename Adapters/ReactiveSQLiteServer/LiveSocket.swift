@@ -3,6 +3,9 @@ import HummingbirdWebSocket
 import Synchronization
 
 /// The subscriptions of one WebSocket, each written to by its own task.
+///
+/// Messages are written with `writeTextMessage`, in frames no larger than
+/// the socket's maximum frame size, which clients reassemble.
 final class LiveSocket: Sendable {
     let server: LiveQueryServer
     let outbound: WebSocketOutboundWriter
@@ -53,7 +56,7 @@ final class LiveSocket: Sendable {
                 while let event = subscription.nextEvent() {
                     if event.kind == .ping { continue }
                     // A closed socket: the inbound loop ends too.
-                    guard (try? await outbound.write(.text(event.webSocketText(subscription: id)))) != nil else {
+                    guard (try? await outbound.writeTextMessage(event.webSocketText(subscription: id))) != nil else {
                         break events
                     }
                     if event.isFinal { break events }
@@ -68,11 +71,11 @@ final class LiveSocket: Sendable {
 
     /// A message the server cannot take: an error frame, the socket stays open.
     func reject(_ reason: String) async {
-        try? await outbound.write(.text("{\"event\":\"error\",\"data\":{\"error\":\(JSONText.string(reason))}}"))
+        try? await outbound.writeTextMessage("{\"event\":\"error\",\"data\":{\"error\":\(JSONText.string(reason))}}")
     }
 
     private func send(_ event: LiveEvent, subscription id: String) async {
-        try? await outbound.write(.text(event.webSocketText(subscription: id)))
+        try? await outbound.writeTextMessage(event.webSocketText(subscription: id))
     }
 
     /// Ends every subscription (the socket closed).

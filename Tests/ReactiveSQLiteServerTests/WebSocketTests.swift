@@ -85,6 +85,27 @@ import TestSupport
         }
     }
 
+    @Test func largeMessagesArriveInFramesTheClientAccepts() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        try await database.writer.write { db in
+            for id in 10..<110 {
+                try db.execute(
+                    sql: "INSERT INTO player VALUES (?, ?, 'red', ?)", arguments: [id, String(repeating: "n", count: 1000), id])
+            }
+        }
+        let server = try LiveQueryServer(reader: database.writer, queries: Self.queries)
+        try await withLiveServer(server) { _, client in
+            // The test client accepts frames of 16 KB at most (its default).
+            try await withLiveSocket(client) { socket in
+                try await socket.send(#"{"subscribe":"leaderboard"}"#)
+                try await socket.wait { $0.contains { $0.event == "rows" } }
+                let expected = try freshReplica(database.writer, sql: Self.queries[0].sql, keys: ["id"], isOrdered: true)
+                #expect(socket.replica(of: "leaderboard", keys: ["id"], isOrdered: true).comparableRows == expected.comparableRows)
+                #expect(expected.rows.count == 103)
+            }
+        }
+    }
+
     @Test func aSocketHoldsAtMostItsLimitOfSubscriptions() async throws {
         let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
         var options = LiveQueryServerOptions()

@@ -36,6 +36,7 @@ public struct LivePage: Sendable {
             case columns(x: String, y: String)
         }
 
+        /// The panel's heading (the query, in `sqlite-watch --serve`).
         public var title: String
         /// The URL of the panel's Server-Sent Events stream, relative to
         /// the page (`/events`, `/live/leaderboard?team=red`).
@@ -45,6 +46,7 @@ public struct LivePage: Sendable {
         /// The result columns that identify a row (the query's key); empty:
         /// the whole row.
         public var keyColumns: [String]
+        /// Whether and how rows are plotted as points.
         public var map: Map
 
         /// A panel. See the properties.
@@ -59,7 +61,9 @@ public struct LivePage: Sendable {
         }
     }
 
+    /// The page's title and heading.
     public var title: String
+    /// The live queries shown, top to bottom.
     public var panels: [Panel]
 
     /// A page with a title and its panels, in order.
