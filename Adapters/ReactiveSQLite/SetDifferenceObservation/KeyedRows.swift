@@ -153,8 +153,7 @@ extension KeyedRows {
         else { return nil }
         let keyIndex = base.keyIndices[0]
         func rowID(_ rows: RowValues, _ row: Int) -> Int64? {
-            if case .integer(let rowID) = rows.value(row, keyIndex).storage { return rowID }
-            return nil
+            rows.value(row, keyIndex).integerPayload
         }
         let baseRows = base.rows
         let changedRows = changed.rows

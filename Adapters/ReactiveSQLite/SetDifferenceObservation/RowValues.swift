@@ -64,8 +64,8 @@ struct RowValues: Sendable {
         if keyIndices.count == 1 {
             // Integer keys (rowids) first: no call, no copy of the values.
             let keyIndex = keyIndices[0]
-            if case .integer(let l) = values[left * width + keyIndex].storage,
-                case .integer(let r) = values[right * width + keyIndex].storage
+            if let l = values[left * width + keyIndex].integerPayload,
+                let r = values[right * width + keyIndex].integerPayload
             {
                 return l < r ? -1 : (l == r ? 0 : 1)
             }

@@ -159,7 +159,7 @@ final class StatementRow: @unchecked Sendable {
     /// Whether the value at a valid index is NULL.
     @usableFromInline
     func isNull(at index: Int) -> Bool {
-        readsStatement ? sqlite3_column_type(handle.unsafelyUnwrapped, Int32(index)) == SQLITE_NULL : values[start + index].isNull
+        readsStatement ? sqlite3_column_type(handle.unsafelyUnwrapped, Int32(index)) == SQLITE_NULL : withValue(at: index) { $0.isNull }
     }
 
     /// The value at a valid index as an `Int64`, as `Int64.fromDatabaseValue`
@@ -167,10 +167,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func int64(at index: Int) -> Int64? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return integer
-            case .real(let real): return Int64(exactly: real)
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return integer
+                case .storage(.real(let real)): return Int64(exactly: real)
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -186,10 +188,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func int(at index: Int) -> Int? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return Int(exactly: integer)
-            case .real(let real): return Int(exactly: real)
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return Int(exactly: integer)
+                case .storage(.real(let real)): return Int(exactly: real)
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -205,10 +209,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func double(at index: Int) -> Double? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return Double(integer)
-            case .real(let real): return real
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return Double(integer)
+                case .storage(.real(let real)): return real
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -226,10 +232,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func bool(at index: Int) -> Bool? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return integer != 0
-            case .real(let real): return real != 0
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return integer != 0
+                case .storage(.real(let real)): return real != 0
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -247,12 +255,28 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func string(at index: Int) -> String? {
         guard readsStatement else {
-            if case .text(let text) = values[start + index].storage { return text }
-            return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.text(let text)): return text
+                case .invalidUTF8Text(let bytes): return String(decoding: bytes, as: UTF8.self)
+                default: return nil
+                }
+            }
         }
         let column = Int32(index)
         guard sqlite3_column_type(handle.unsafelyUnwrapped, column) == SQLITE_TEXT else { return nil }
         return Statement.readText(handle.unsafelyUnwrapped, column)
+    }
+
+    /// Calls `body` with the value at a valid index of a row of values (not
+    /// a statement's), in place: reading a payload copies no value and
+    /// changes no reference count.
+    @inline(__always)
+    private func withValue<Result>(at index: Int, _ body: (DatabaseValue) -> Result) -> Result {
+        values.withUnsafeBufferPointer { values in
+            precondition(start + index < values.count, "StatementRow: a value out of its row")
+            return body(values[start + index])
+        }
     }
 
     /// The value of the column at `index` of the current row.

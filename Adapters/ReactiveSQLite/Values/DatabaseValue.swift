@@ -80,15 +80,36 @@ public struct DatabaseValue: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Reads a text from `count` bytes at `bytes`: one validation, and a
-    /// `String` when they are valid UTF-8 (almost always).
+    /// Reads a text from `count` bytes at `bytes`: a `String` when they are
+    /// valid UTF-8 (almost always), else the bytes.
+    ///
+    /// `String(decoding:as:)` makes the string: the standard library has it
+    /// specialized for UTF-8 buffers, while `String(validating:as:)` is
+    /// generic and looks up generic metadata at each call (a third of the
+    /// cost of reading a short text). It repairs invalid UTF-8 with
+    /// U+FFFD, so the bytes are valid UTF-8 exactly when the string's UTF-8
+    /// is the bytes themselves: a repair changes them (a repaired string is
+    /// valid UTF-8, the bytes were not).
     @usableFromInline
     init(textBytes bytes: UnsafeBufferPointer<UInt8>) {
-        if let text = String(validating: bytes, as: UTF8.self) {
+        var text = String(decoding: bytes, as: UTF8.self)
+        let isValid =
+            text.utf8.count == bytes.count
+            && (bytes.isEmpty || text.withUTF8 { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
+        if isValid {
             representation = .storage(.text(text))
         } else {
             representation = .invalidUTF8Text(Data(buffer: bytes))
         }
+    }
+
+    /// The integer of an integer value, nil for other values: read in place,
+    /// without making a `Storage` (a hot path of the diffs, which compare
+    /// rowids).
+    @inline(__always)
+    var integerPayload: Int64? {
+        if case .storage(.integer(let integer)) = representation { return integer }
+        return nil
     }
 
     /// The exact bytes of a text value (UTF-8 when the text is valid UTF-8,
