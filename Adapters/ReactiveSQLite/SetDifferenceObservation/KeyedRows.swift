@@ -3,6 +3,7 @@
 ///
 /// Immutable, so that a later fetch can reuse its rows (see
 /// `Statement.fetchKeyedRows`) while a reducer compares them.
+@usableFromInline
 final class KeyedRows: Sendable {
     /// How a fetch built its rows from the rows of an earlier fetch, its
     /// base: every row is either read from the statement, or a row of the
@@ -89,6 +90,53 @@ final class KeyedRows: Sendable {
         return record
     }
 
+    /// Decodes a record from each row, in order, with `decode`, as
+    /// `decodeRecord(_:reusing:_:)` does, through one storage for all rows.
+    ///
+    /// Inlinable, so that a caller's module specializes the loop for its
+    /// record type: no witness call and no generic metadata look-up per
+    /// record (the observation's inlinable factory hands this loop to the
+    /// reducer, see `ValueObservation.trackingSetDifferences(_:updateRecord:)`).
+    ///
+    /// - Complexity: O(n) plus n calls to `decode`, where n is the number of rows.
+    @inlinable
+    func decodeRecords<Record>(_ decode: (Row) throws -> Record) throws -> [Record] {
+        let count = rowCount
+        let width = rowWidth
+        var records: [Record] = []
+        records.reserveCapacity(count)
+        var reused: StatementRow?
+        for row in 0..<count {
+            // A storage made here reads these rows: move it, or make one.
+            if reused != nil { reused!.move(to: row * width) } else { reused = makeRecordRow(row) }
+            let record: Record
+            do {
+                // The row lives only for the call (see `decodeRecord(_:reusing:_:)`).
+                record = try decode(Row(reused!))
+            } catch {
+                Self.detachIfKept(&reused)
+                throw error
+            }
+            Self.detachIfKept(&reused)
+            records.append(record)
+        }
+        return records
+    }
+
+    /// The number of rows.
+    @usableFromInline
+    var rowCount: Int { rows.count }
+
+    /// The number of values of a row.
+    @usableFromInline
+    var rowWidth: Int { rows.width }
+
+    /// A storage that reads row `row` of these rows, the row records see.
+    @usableFromInline
+    func makeRecordRow(_ row: Int) -> StatementRow {
+        StatementRow(layout: recordLayout ?? layout, rows: rows.values, start: row * rows.width)
+    }
+
     /// Makes `reused` a storage that reads row `row` of these rows, the
     /// row records see.
     @inline(__always)
@@ -98,13 +146,13 @@ final class KeyedRows: Sendable {
         if reused?.layout === layout, reused!.readsRowsOfValues {
             reused!.move(to: start)
         } else {
-            reused = StatementRow(layout: layout, rows: rows.values, start: start)
+            reused = makeRecordRow(row)
         }
     }
 
     /// Detaches `reused` and forgets it when a row still holds it.
-    @inline(__always)
-    private static func detachIfKept(_ reused: inout StatementRow?) {
+    @inlinable @inline(__always)
+    static func detachIfKept(_ reused: inout StatementRow?) {
         if !isKnownUniquelyReferenced(&reused) {
             reused?.detach()
             reused = nil

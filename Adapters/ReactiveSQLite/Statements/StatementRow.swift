@@ -86,6 +86,7 @@ final class StatementRow: @unchecked Sendable {
     /// Makes a storage that reads rows of values read the row that starts
     /// at `start`. The caller checked that no row holds the storage
     /// (`isKnownUniquelyReferenced`), and that it reads the same rows.
+    @usableFromInline
     func move(to start: Int) {
         assert(readsRowsOfValues && start + columnCount <= values.count, "StatementRow: moved out of its rows")
         self.start = start
@@ -255,13 +256,11 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func string(at index: Int) -> String? {
         guard readsStatement else {
-            return withValue(at: index) { value in
-                switch value.representation {
-                case .storage(.text(let text)): return text
-                case .invalidUTF8Text(let bytes): return String(decoding: bytes, as: UTF8.self)
-                default: return nil
-                }
+            let text = withValue(at: index) { value -> String? in
+                if case .storage(.text(let text)) = value.representation { return text }
+                return nil
             }
+            return text ?? withValue(at: index) { $0.isInvalidUTF8Text ? $0.repairedText : nil }
         }
         let column = Int32(index)
         guard sqlite3_column_type(handle.unsafelyUnwrapped, column) == SQLITE_TEXT else { return nil }
