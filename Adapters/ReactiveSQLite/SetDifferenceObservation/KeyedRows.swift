@@ -134,7 +134,7 @@ final class KeyedRows: Sendable {
     /// A storage that reads row `row` of these rows, the row records see.
     @usableFromInline
     func makeRecordRow(_ row: Int) -> StatementRow {
-        StatementRow(layout: recordLayout ?? layout, rows: rows.values, start: row * rows.width)
+        StatementRow(layout: recordLayout ?? layout, rows: rows.storage, start: row * rows.width)
     }
 
     /// Makes `reused` a storage that reads row `row` of these rows, the

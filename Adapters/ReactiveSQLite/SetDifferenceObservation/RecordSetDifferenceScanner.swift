@@ -90,7 +90,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             } else {
                 let oldRecord = records[unused[unusedIndex]]
                 let index = read[readIndex]
-                if hasSameColumns, old.rows[unused[unusedIndex]] == new.rows[index] {
+                if hasSameColumns, old.rows.row(unused[unusedIndex], equals: index, of: new.rows) {
                     // Equal after all: a text the fetch could not compare in place.
                     readRecords.append(oldRecord)
                 } else {
@@ -201,7 +201,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 nextRecords.append(record)
                 newIndex += 1
             } else {
-                let isUpdated = !hasSameColumns || oldRows[oldIndex] != newRows[newIndex]
+                let isUpdated = !hasSameColumns || !oldRows.row(oldIndex, equals: newIndex, of: newRows)
                     || (!incomparable.isEmpty && incomparable[oldIndex])
                 if isUpdated {
                     let record = try updatedRecord(oldRecords[oldIndex], newIndex, new, reusing: &row)

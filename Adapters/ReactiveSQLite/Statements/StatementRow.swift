@@ -45,12 +45,17 @@ final class StatementRow: @unchecked Sendable {
     private let owner: pthread_t
     /// Set once the values of the row are its own, in `values`, and final.
     private let isDetached: Atomic<Bool>
-    /// The values of the row from `start` on: rows of values (shared with
-    /// the rows they come from) until detached, the row's own values after.
+    /// The row's own values, once detached.
     /// No run-time exclusivity check: written only by the owner while no
-    /// row reads them (`move(to:)`, `detach()`).
+    /// row reads them (`detach()`).
     @exclusivity(unchecked) private var values: [DatabaseValue] = []
-    /// The offset in `values` of the row's first value.
+    /// The rows of values the row reads until detached (shared with the
+    /// rows they come from, which never change while shared), kept alive
+    /// for `rowsBase`; nil for a statement's row, and once detached.
+    @exclusivity(unchecked) private var rows: RowValuesStorage?
+    /// The values of `rows`, read in place: no reference counting per read.
+    @exclusivity(unchecked) private var rowsBase: UnsafePointer<DatabaseValue>?
+    /// The offset in `rows` of the row's first value.
     @exclusivity(unchecked) private var start = 0
 
     /// A storage for the current row of `statement`, which has just been
@@ -63,16 +68,17 @@ final class StatementRow: @unchecked Sendable {
         isDetached = Atomic(false)
     }
 
-    /// A storage for the row of rows of values `values` that starts at
+    /// A storage for the row of the rows of values `rows` that starts at
     /// `start`, whose columns are those of `layout` (the rows may have more
     /// values after them).
-    init(layout: RowLayout, rows values: [DatabaseValue], start: Int) {
-        assert(start >= 0 && start + layout.columnNames.count <= values.count, "StatementRow: a row out of its values")
+    init(layout: RowLayout, rows: RowValuesStorage, start: Int) {
+        precondition(start >= 0 && start + layout.columnNames.count <= rows.count, "StatementRow: a row out of its values")
         handle = nil
         self.layout = layout
         columnCount = layout.columnNames.count
         owner = pthread_self()
-        self.values = values
+        self.rows = rows
+        rowsBase = UnsafePointer(rows.base)
         self.start = start
         isDetached = Atomic(false)
     }
@@ -88,7 +94,7 @@ final class StatementRow: @unchecked Sendable {
     /// (`isKnownUniquelyReferenced`), and that it reads the same rows.
     @usableFromInline
     func move(to start: Int) {
-        assert(readsRowsOfValues && start + columnCount <= values.count, "StatementRow: moved out of its rows")
+        precondition(readsRowsOfValues && start >= 0 && start + columnCount <= rows!.count, "StatementRow: moved out of its rows")
         self.start = start
     }
 
@@ -102,7 +108,9 @@ final class StatementRow: @unchecked Sendable {
         if handle != nil {
             values = (0..<columnCount).map { readColumnValue(at: Int32($0)) }
         } else {
-            values = Array(values[start..<(start + columnCount)])
+            values = Array(UnsafeBufferPointer(start: rowsBase.unsafelyUnwrapped + start, count: columnCount))
+            rowsBase = nil
+            rows = nil
         }
         start = 0
         isDetached.store(true, ordering: .releasing)
@@ -148,13 +156,13 @@ final class StatementRow: @unchecked Sendable {
     /// The value of the column at a valid index.
     @usableFromInline
     func value(at index: Int) -> DatabaseValue {
-        readsStatement ? readColumnValue(at: Int32(index)) : values[start + index]
+        readsStatement ? readColumnValue(at: Int32(index)) : withValue(at: index) { $0 }
     }
 
     /// The values of every column.
     func databaseValues() -> [DatabaseValue] {
         readsStatement
-            ? (0..<columnCount).map { readColumnValue(at: Int32($0)) } : Array(values[start..<(start + columnCount)])
+            ? (0..<columnCount).map { readColumnValue(at: Int32($0)) } : (0..<columnCount).map { withValue(at: $0) { $0 } }
     }
 
     /// Whether the value at a valid index is NULL.
@@ -267,15 +275,15 @@ final class StatementRow: @unchecked Sendable {
         return Statement.readText(handle.unsafelyUnwrapped, column)
     }
 
-    /// Calls `body` with the value at a valid index of a row of values (not
-    /// a statement's), in place: reading a payload copies no value and
-    /// changes no reference count.
+    /// Calls `body` with the value at a valid index of a row that does not
+    /// read a statement (rows of values, or its own values once detached),
+    /// in place: reading a payload copies no value and changes no
+    /// reference count.
     @inline(__always)
     private func withValue<Result>(at index: Int, _ body: (DatabaseValue) -> Result) -> Result {
-        values.withUnsafeBufferPointer { values in
-            precondition(start + index < values.count, "StatementRow: a value out of its row")
-            return body(values[start + index])
-        }
+        precondition(index >= 0 && index < columnCount, "StatementRow: a value out of its row")
+        if let rowsBase { return body(rowsBase[start + index]) }
+        return values.withUnsafeBufferPointer { body($0[index]) }
     }
 
     /// The value of the column at `index` of the current row.
