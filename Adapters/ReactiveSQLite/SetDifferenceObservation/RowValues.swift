@@ -50,7 +50,9 @@ struct RowValues: Sendable {
     @inline(__always)
     mutating func appendRow(_ value: (Int) -> DatabaseValue) {
         prepareToAppend(rows: 1)
-        for column in 0..<width { storage.appendAssumingCapacity(value(column)) }
+        storage.appendAssumingCapacity(count: width) { values in
+            for column in 0..<width { (values + column).initialize(to: value(column)) }
+        }
         count += 1
     }
 
@@ -66,8 +68,13 @@ struct RowValues: Sendable {
     ///
     /// - Complexity: O(range.count × width), with no allocation when the
     ///   capacity suffices.
+    @inline(__always)
     mutating func appendRows(_ range: Range<Int>, of other: RowValues) {
         guard !range.isEmpty else { return }
+        appendNonEmptyRows(range, of: other)
+    }
+
+    private mutating func appendNonEmptyRows(_ range: Range<Int>, of other: RowValues) {
         precondition(other.width == width && range.upperBound <= other.count, "RowValues: rows appended out of their rows")
         let source = other.storage
         prepareToAppend(rows: range.count)

@@ -62,6 +62,15 @@ final class RowValuesStorage: @unchecked Sendable {
         count += 1
     }
 
+    /// Appends `count` values that `initialize` initializes, given where
+    /// they go; the capacity suffices.
+    @inline(__always)
+    func appendAssumingCapacity(count newCount: Int, _ initialize: (UnsafeMutablePointer<DatabaseValue>) -> Void) {
+        assert(count + newCount <= capacity, "RowValuesStorage: appended beyond its capacity")
+        initialize(base + count)
+        count += newCount
+    }
+
     /// Appends copies of `values`; the capacity suffices.
     @inline(__always)
     func appendAssumingCapacity(contentsOf values: UnsafeBufferPointer<DatabaseValue>) {

@@ -29,9 +29,10 @@ import Synchronization
 /// observation's reduction) that made it, `owner`: another thread reading a
 /// row that is not detached yet (a row sent away by `init(row:)`) waits
 /// until it is, and stops the program if `init(row:)` waits for that read.
-/// `values` and `start` are written before `isDetached` is set with release
-/// ordering, and read after it was seen set with acquire ordering; they
-/// never change afterwards.
+/// `values`, `rows`, `rowsBase` and `start` are written before `isDetached`
+/// is set with release ordering, and read after it was seen set with
+/// acquire ordering; they never change afterwards. The rows of values a
+/// storage reads (`RowValuesStorage`) never change while it holds them.
 @usableFromInline
 final class StatementRow: @unchecked Sendable {
     /// The `sqlite3_stmt *` of the statement, read until detached; nil for
