@@ -100,27 +100,38 @@ final class KeyedRows: Sendable {
     ///
     /// - Complexity: O(n) plus n calls to `decode`, where n is the number of rows.
     @inlinable
-    func decodeRecords<Record>(_ decode: (Row) throws -> Record) throws -> [Record] {
+    func decodeRecords<Record>(_ decode: (consuming Row) throws -> Record) throws -> [Record] {
         let count = rowCount
         let width = rowWidth
-        var records: [Record] = []
-        records.reserveCapacity(count)
-        var reused: StatementRow?
-        for row in 0..<count {
-            // A storage made here reads these rows: move it, or make one.
-            if reused != nil { reused!.move(to: row * width) } else { reused = makeRecordRow(row) }
-            let record: Record
-            do {
-                // The row lives only for the call (see `decodeRecord(_:reusing:_:)`).
-                record = try decode(Row(reused!))
-            } catch {
-                Self.detachIfKept(&reused)
-                throw error
+        // Records written in place, one per row: the array keeps those
+        // decoded before an error, and releases them.
+        return try [Record](unsafeUninitializedCapacity: count) { records, decodedCount in
+            guard count > 0 else { return }
+            // The storage of the rows, moved from row to row, and replaced
+            // after a record kept its row (see `decodeRecord(_:reusing:_:)`).
+            var storage = makeRecordRow(0)
+            for row in 0..<count {
+                let record: Record
+                do {
+                    // The row lives only for the call.
+                    record = try decode(Row(storage))
+                } catch {
+                    if !isKnownUniquelyReferenced(&storage) { storage.detach() }
+                    throw error
+                }
+                (records.baseAddress! + row).initialize(to: record)
+                decodedCount = row + 1
+                guard row + 1 < count else { break }
+                if isKnownUniquelyReferenced(&storage) {
+                    storage.move(to: (row + 1) * width)
+                } else {
+                    storage.detach()
+                    storage = makeRecordRow(row + 1)
+                }
             }
-            Self.detachIfKept(&reused)
-            records.append(record)
+            // A record that kept the last row: it gets its own values.
+            if !isKnownUniquelyReferenced(&storage) { storage.detach() }
         }
-        return records
     }
 
     /// The number of rows.

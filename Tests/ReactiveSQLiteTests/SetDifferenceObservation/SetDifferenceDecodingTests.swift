@@ -78,4 +78,25 @@ import Testing
         // Kept rows hold their own values, after the rows they were read from moved on.
         #expect(first.inserted.map(\.row.databaseValues) == fetched.map(\.values))
     }
+
+    /// A row that does not decode, among rows that do (whose records keep
+    /// their rows), ends the observation with its decoding error.
+    @Test(arguments: DatabaseKind.allCases)
+    func aRowThatDoesNotDecodeEndsTheObservationBeforeTheFirstDifference(kind: DatabaseKind) async throws {
+        struct Strict: FetchableRecord, TableRecord, Sendable {
+            static let databaseTableName = "v"
+            var row: Row
+            var a: Int64
+            init(row: Row) throws {
+                self.row = row
+                a = try row[1]
+            }
+        }
+        let test = try kind.make(sql: """
+            CREATE TABLE v(id INTEGER PRIMARY KEY, a, b, c);
+            INSERT INTO v VALUES (1, 1, 2, 3), (2, 2, 2, 3), (3, 'x', 2, 3), (4, 4, 2, 3);
+            """)
+        let error = try await firstError(of: ValueObservation.trackingSetDifferences(Strict.orderByPrimaryKey()), in: test.writer)
+        #expect(error is RowDecodingError)
+    }
 }
