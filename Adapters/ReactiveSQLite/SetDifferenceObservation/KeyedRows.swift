@@ -103,10 +103,13 @@ final class KeyedRows: Sendable {
     func decodeRecords<Record>(_ decode: (consuming Row) throws -> Record) throws -> [Record] {
         let count = rowCount
         let width = rowWidth
+        // Not through `init(unsafeUninitializedCapacity:)`, which writes the
+        // count of the shared empty array (a race the thread sanitizer
+        // reports, harmless as it writes 0).
+        guard count > 0 else { return [] }
         // Records written in place, one per row: the array keeps those
         // decoded before an error, and releases them.
         return try [Record](unsafeUninitializedCapacity: count) { records, decodedCount in
-            guard count > 0 else { return }
             // The storage of the rows, moved from row to row, and replaced
             // after a record kept its row (see `decodeRecord(_:reusing:_:)`).
             var storage = makeRecordRow(0)
