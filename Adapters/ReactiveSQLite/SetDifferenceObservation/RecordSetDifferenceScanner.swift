@@ -17,6 +17,9 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// (consumed by the first diff).
     private var initialRecords: [(record: Record, columns: [(name: String, value: DatabaseValue)])]
     private let updateRecord: ((Record, Row) throws -> Record)?
+    /// Decodes the records of every row, in order: a loop specialized for
+    /// the record type where the observation was made.
+    private let decodeRecords: (KeyedRows) throws -> [Record]
 
     /// - Parameters:
     ///   - initialRecords: The records the first diff starts from, with
@@ -24,12 +27,17 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     ///   - updateRecord: Given the kept record and the new row of an updated
     ///     row, returns the record to report and keep. When nil, the record
     ///     decoded from the row.
+    ///   - decodeRecords: Decodes the records of every row, in order, as
+    ///     `KeyedRows.decodeRecords(_:)` with `Record.init(row:)` does. By
+    ///     default, that call here, generic over the record.
     init(
         initialRecords: [(record: Record, columns: [(name: String, value: DatabaseValue)])],
-        updateRecord: ((Record, Row) throws -> Record)?
+        updateRecord: ((Record, Row) throws -> Record)?,
+        decodeRecords: ((KeyedRows) throws -> [Record])? = nil
     ) {
         self.initialRecords = initialRecords
         self.updateRecord = updateRecord
+        self.decodeRecords = decodeRecords ?? { try $0.decodeRecords(Record.init(row:)) }
     }
 
     /// Returns the difference from the kept rows to `new`, and keeps them.
@@ -82,7 +90,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             } else {
                 let oldRecord = records[unused[unusedIndex]]
                 let index = read[readIndex]
-                if hasSameColumns, old.rows[unused[unusedIndex]] == new.rows[index] {
+                if hasSameColumns, old.rows.row(unused[unusedIndex], equals: index, of: new.rows) {
                     // Equal after all: a text the fetch could not compare in place.
                     readRecords.append(oldRecord)
                 } else {
@@ -193,7 +201,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 nextRecords.append(record)
                 newIndex += 1
             } else {
-                let isUpdated = !hasSameColumns || oldRows[oldIndex] != newRows[newIndex]
+                let isUpdated = !hasSameColumns || !oldRows.row(oldIndex, equals: newIndex, of: newRows)
                     || (!incomparable.isEmpty && incomparable[oldIndex])
                 if isUpdated {
                     let record = try updatedRecord(oldRecords[oldIndex], newIndex, new, reusing: &row)
@@ -236,11 +244,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// `new` and its records, which share the storage of `inserted`.
     private mutating func insertingAll(_ new: KeyedRows) throws -> SetDifference<Record> {
         var difference = SetDifference<Record>()
-        var row: StatementRow?
-        difference.inserted.reserveCapacity(new.rows.count)
-        for index in 0..<new.rows.count {
-            difference.inserted.append(try new.decodeRecord(index, as: Record.self, reusing: &row))
-        }
+        difference.inserted = try decodeRecords(new)
         replaceSnapshot(with: new)
         records = difference.inserted
         return difference

@@ -24,7 +24,7 @@ struct RowKeyComparator {
             let leftValue = left.value(leftRow, index)
             let rightValue = right.value(rightRow, index)
             // Integer keys (rowids) first: no call.
-            if case .integer(let l) = leftValue.storage, case .integer(let r) = rightValue.storage {
+            if let l = leftValue.integerPayload, let r = rightValue.integerPayload {
                 return l < r ? -1 : (l == r ? 0 : 1)
             }
             return DatabaseValue.compare(leftValue, rightValue)

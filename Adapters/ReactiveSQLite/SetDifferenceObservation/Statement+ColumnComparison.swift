@@ -34,7 +34,7 @@ extension Statement {
         switch sqlite3_value_type(column) {
         case SQLITE_INTEGER:
             let integer = sqlite3_value_int64(column)
-            if case .integer(let other) = value.storage {
+            if let other = value.integerPayload {
                 return integer < other ? -1 : (integer == other ? 0 : 1)
             }
             return DatabaseValue.compare(DatabaseValue(storage: .integer(integer)), value)

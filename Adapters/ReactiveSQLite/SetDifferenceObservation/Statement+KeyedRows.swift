@@ -30,7 +30,7 @@ extension Statement {
         let resolvedColumnNames = columnNames
         var hint = usableHint(hint, keyIndices: keyIndices)
         let hintRows = hint?.rows ?? RowValues(width: columnCount)
-        var rows = RowValues(width: columnCount, minimumCapacity: hintRows.count)
+        var rows = RowValues(width: columnCount, minimumCapacity: max(hintRows.count, keyedRowCountHint))
         var readIndices: [Int] = []
         // Without a hint, the rows are not built from an earlier fetch's,
         // and nobody asks which were read.
@@ -86,6 +86,9 @@ extension Statement {
             }
         }
         rows.appendRows(reusedRange, of: hintRows)
+        keyedRowCountHint = rows.count
+        // The observation keeps the rows: not a capacity reserved for more.
+        rows.releaseExcessCapacity()
         if isSorted {
             unusedHintIndices.append(contentsOf: hintIndex..<hintRows.count)
         } else {

@@ -54,11 +54,17 @@ extension ValueObservation {
     ///   the changed rows are refetched: O(k log n) lookups and an O(n × c)
     ///   copy of values instead of the fetch, where k is the number of
     ///   changed rows.
+    @inlinable
     public static func trackingSetDifferences<Request: FetchRequest>(
         _ request: Request,
         updateRecord: (@Sendable (Request.Element, Row) -> Request.Element)? = nil
     ) -> Self where Request.Element: FetchableRecord & TableRecord & Sendable, Value == SetDifference<Request.Element> {
-        trackingSetDifferences(request, initialRecords: { [] }, updateRecord: updateRecord)
+        // Inlinable, so that the decoding of every record of the first
+        // difference is specialized for the record type in the caller's
+        // module: no witness call and no generic metadata look-up per record.
+        trackingSetDifferences(
+            request, initialRecords: { [] }, updateRecord: updateRecord,
+            decodeRecords: { rows in try rows.decodeRecords { try Request.Element(row: $0) } })
     }
 
     /// Observes the set differences of the records of a request, the first
@@ -107,10 +113,16 @@ extension ValueObservation {
     }
 
     /// The one implementation of the two factories.
-    private static func trackingSetDifferences<Request: FetchRequest>(
+    ///
+    /// - Parameter decodeRecords: Decodes the records of every row, in
+    ///   order (see `KeyedRows.decodeRecords(_:)`), for a difference that
+    ///   inserts every row; nil for the generic loop.
+    @usableFromInline
+    static func trackingSetDifferences<Request: FetchRequest>(
         _ request: Request,
         initialRecords: @escaping @Sendable () throws -> [(record: Request.Element, columns: [(name: String, value: DatabaseValue)])],
-        updateRecord: (@Sendable (Request.Element, Row) -> Request.Element)?
+        updateRecord: (@Sendable (Request.Element, Row) -> Request.Element)?,
+        decodeRecords: (@Sendable (KeyedRows) throws -> [Request.Element])? = nil
     ) -> Self where Request.Element: FetchableRecord & TableRecord & Sendable, Value == SetDifference<Request.Element> {
         typealias Record = Request.Element
         let hint = KeyedRowsHint()
@@ -147,7 +159,8 @@ extension ValueObservation {
                     guard let rows = fetched as? KeyedRows else { return nil }
                     if scanner == nil {
                         scanner = RecordSetDifferenceScanner(
-                            initialRecords: try initialRecords(), updateRecord: updateRecord.map { update in { update($0, $1) } })
+                            initialRecords: try initialRecords(), updateRecord: updateRecord.map { update in { update($0, $1) } },
+                            decodeRecords: decodeRecords)
                     }
                     let difference = try scanner!.diff(to: rows)
                     return difference.isEmpty ? nil : difference

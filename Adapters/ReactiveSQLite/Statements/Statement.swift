@@ -99,6 +99,11 @@ public final class Statement {
     private var recompilationCount: Int32 = 0
     /// The arguments of the current run, for error messages.
     private var arguments = StatementArguments()
+    /// How many rows the last `fetchKeyedRows(...)` of the statement
+    /// returned: the capacity the next one reserves (a set-difference
+    /// observation started again on the same request fetches about as many
+    /// rows), so that its values do not grow by copies.
+    var keyedRowCountHint = 0
 
     init(
         handle: OpaquePointer, database: Database, region: DatabaseRegion, readViews: [String] = [],

@@ -29,9 +29,10 @@ import Synchronization
 /// observation's reduction) that made it, `owner`: another thread reading a
 /// row that is not detached yet (a row sent away by `init(row:)`) waits
 /// until it is, and stops the program if `init(row:)` waits for that read.
-/// `values` and `start` are written before `isDetached` is set with release
-/// ordering, and read after it was seen set with acquire ordering; they
-/// never change afterwards.
+/// `values`, `rows`, `rowsBase` and `start` are written before `isDetached`
+/// is set with release ordering, and read after it was seen set with
+/// acquire ordering; they never change afterwards. The rows of values a
+/// storage reads (`RowValuesStorage`) never change while it holds them.
 @usableFromInline
 final class StatementRow: @unchecked Sendable {
     /// The `sqlite3_stmt *` of the statement, read until detached; nil for
@@ -45,12 +46,17 @@ final class StatementRow: @unchecked Sendable {
     private let owner: pthread_t
     /// Set once the values of the row are its own, in `values`, and final.
     private let isDetached: Atomic<Bool>
-    /// The values of the row from `start` on: rows of values (shared with
-    /// the rows they come from) until detached, the row's own values after.
+    /// The row's own values, once detached.
     /// No run-time exclusivity check: written only by the owner while no
-    /// row reads them (`move(to:)`, `detach()`).
+    /// row reads them (`detach()`).
     @exclusivity(unchecked) private var values: [DatabaseValue] = []
-    /// The offset in `values` of the row's first value.
+    /// The rows of values the row reads until detached (shared with the
+    /// rows they come from, which never change while shared), kept alive
+    /// for `rowsBase`; nil for a statement's row, and once detached.
+    @exclusivity(unchecked) private var rows: RowValuesStorage?
+    /// The values of `rows`, read in place: no reference counting per read.
+    @exclusivity(unchecked) private var rowsBase: UnsafePointer<DatabaseValue>?
+    /// The offset in `rows` of the row's first value.
     @exclusivity(unchecked) private var start = 0
 
     /// A storage for the current row of `statement`, which has just been
@@ -63,16 +69,17 @@ final class StatementRow: @unchecked Sendable {
         isDetached = Atomic(false)
     }
 
-    /// A storage for the row of rows of values `values` that starts at
+    /// A storage for the row of the rows of values `rows` that starts at
     /// `start`, whose columns are those of `layout` (the rows may have more
     /// values after them).
-    init(layout: RowLayout, rows values: [DatabaseValue], start: Int) {
-        assert(start >= 0 && start + layout.columnNames.count <= values.count, "StatementRow: a row out of its values")
+    init(layout: RowLayout, rows: RowValuesStorage, start: Int) {
+        precondition(start >= 0 && start + layout.columnNames.count <= rows.count, "StatementRow: a row out of its values")
         handle = nil
         self.layout = layout
         columnCount = layout.columnNames.count
         owner = pthread_self()
-        self.values = values
+        self.rows = rows
+        rowsBase = UnsafePointer(rows.base)
         self.start = start
         isDetached = Atomic(false)
     }
@@ -86,8 +93,9 @@ final class StatementRow: @unchecked Sendable {
     /// Makes a storage that reads rows of values read the row that starts
     /// at `start`. The caller checked that no row holds the storage
     /// (`isKnownUniquelyReferenced`), and that it reads the same rows.
+    @usableFromInline
     func move(to start: Int) {
-        assert(readsRowsOfValues && start + columnCount <= values.count, "StatementRow: moved out of its rows")
+        precondition(readsRowsOfValues && start >= 0 && start + columnCount <= rows!.count, "StatementRow: moved out of its rows")
         self.start = start
     }
 
@@ -101,7 +109,9 @@ final class StatementRow: @unchecked Sendable {
         if handle != nil {
             values = (0..<columnCount).map { readColumnValue(at: Int32($0)) }
         } else {
-            values = Array(values[start..<(start + columnCount)])
+            values = Array(UnsafeBufferPointer(start: rowsBase.unsafelyUnwrapped + start, count: columnCount))
+            rowsBase = nil
+            rows = nil
         }
         start = 0
         isDetached.store(true, ordering: .releasing)
@@ -147,19 +157,19 @@ final class StatementRow: @unchecked Sendable {
     /// The value of the column at a valid index.
     @usableFromInline
     func value(at index: Int) -> DatabaseValue {
-        readsStatement ? readColumnValue(at: Int32(index)) : values[start + index]
+        readsStatement ? readColumnValue(at: Int32(index)) : withValue(at: index) { $0 }
     }
 
     /// The values of every column.
     func databaseValues() -> [DatabaseValue] {
         readsStatement
-            ? (0..<columnCount).map { readColumnValue(at: Int32($0)) } : Array(values[start..<(start + columnCount)])
+            ? (0..<columnCount).map { readColumnValue(at: Int32($0)) } : (0..<columnCount).map { withValue(at: $0) { $0 } }
     }
 
     /// Whether the value at a valid index is NULL.
     @usableFromInline
     func isNull(at index: Int) -> Bool {
-        readsStatement ? sqlite3_column_type(handle.unsafelyUnwrapped, Int32(index)) == SQLITE_NULL : values[start + index].isNull
+        readsStatement ? sqlite3_column_type(handle.unsafelyUnwrapped, Int32(index)) == SQLITE_NULL : withValue(at: index) { $0.isNull }
     }
 
     /// The value at a valid index as an `Int64`, as `Int64.fromDatabaseValue`
@@ -167,10 +177,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func int64(at index: Int) -> Int64? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return integer
-            case .real(let real): return Int64(exactly: real)
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return integer
+                case .storage(.real(let real)): return Int64(exactly: real)
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -186,10 +198,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func int(at index: Int) -> Int? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return Int(exactly: integer)
-            case .real(let real): return Int(exactly: real)
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return Int(exactly: integer)
+                case .storage(.real(let real)): return Int(exactly: real)
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -205,10 +219,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func double(at index: Int) -> Double? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return Double(integer)
-            case .real(let real): return real
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return Double(integer)
+                case .storage(.real(let real)): return real
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -226,10 +242,12 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func bool(at index: Int) -> Bool? {
         guard readsStatement else {
-            switch values[start + index].storage {
-            case .integer(let integer): return integer != 0
-            case .real(let real): return real != 0
-            default: return nil
+            return withValue(at: index) { value in
+                switch value.representation {
+                case .storage(.integer(let integer)): return integer != 0
+                case .storage(.real(let real)): return real != 0
+                default: return nil
+                }
             }
         }
         let column = Int32(index)
@@ -247,12 +265,26 @@ final class StatementRow: @unchecked Sendable {
     @usableFromInline
     func string(at index: Int) -> String? {
         guard readsStatement else {
-            if case .text(let text) = values[start + index].storage { return text }
-            return nil
+            let text = withValue(at: index) { value -> String? in
+                if case .storage(.text(let text)) = value.representation { return text }
+                return nil
+            }
+            return text ?? withValue(at: index) { $0.isInvalidUTF8Text ? $0.repairedText : nil }
         }
         let column = Int32(index)
         guard sqlite3_column_type(handle.unsafelyUnwrapped, column) == SQLITE_TEXT else { return nil }
         return Statement.readText(handle.unsafelyUnwrapped, column)
+    }
+
+    /// Calls `body` with the value at a valid index of a row that does not
+    /// read a statement (rows of values, or its own values once detached),
+    /// in place: reading a payload copies no value and changes no
+    /// reference count.
+    @inline(__always)
+    private func withValue<Result>(at index: Int, _ body: (DatabaseValue) -> Result) -> Result {
+        precondition(index >= 0 && index < columnCount, "StatementRow: a value out of its row")
+        if let rowsBase { return body(rowsBase[start + index]) }
+        return values.withUnsafeBufferPointer { body($0[index]) }
     }
 
     /// The value of the column at `index` of the current row.

@@ -80,15 +80,57 @@ public struct DatabaseValue: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Reads a text from `count` bytes at `bytes`: one validation, and a
-    /// `String` when they are valid UTF-8 (almost always).
+    /// Reads a text from `count` bytes at `bytes`: a `String` when they are
+    /// valid UTF-8 (almost always), else the bytes.
+    ///
+    /// `String(decoding:as:)` makes the string: the standard library has it
+    /// specialized for UTF-8 buffers, while `String(validating:as:)` is
+    /// generic and looks up generic metadata at each call (a third of the
+    /// cost of reading a short text). It repairs invalid UTF-8 with
+    /// U+FFFD, so the bytes are valid UTF-8 exactly when the string's UTF-8
+    /// is the bytes themselves: a repair changes them (a repaired string is
+    /// valid UTF-8, the bytes were not). ASCII bytes, the most common
+    /// texts, are valid without that comparison.
     @usableFromInline
     init(textBytes bytes: UnsafeBufferPointer<UInt8>) {
-        if let text = String(validating: bytes, as: UTF8.self) {
+        var text = String(decoding: bytes, as: UTF8.self)
+        let isValid =
+            Self.isASCII(bytes)
+            || (text.utf8.count == bytes.count
+                && text.withUTF8 { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
+        if isValid {
             representation = .storage(.text(text))
         } else {
             representation = .invalidUTF8Text(Data(buffer: bytes))
         }
+    }
+
+    /// Whether every byte is ASCII (below 0x80): 8 bytes at a time.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        let count = bytes.count
+        var highBits: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= count {
+            highBits |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < count {
+            highBits |= UInt64(base[offset])
+            offset += 1
+        }
+        return highBits & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// The integer of an integer value, nil for other values: read in place,
+    /// without making a `Storage` (a hot path of the diffs, which compare
+    /// rowids).
+    @inline(__always)
+    var integerPayload: Int64? {
+        if case .storage(.integer(let integer)) = representation { return integer }
+        return nil
     }
 
     /// The exact bytes of a text value (UTF-8 when the text is valid UTF-8,
@@ -99,6 +141,14 @@ public struct DatabaseValue: Sendable, CustomStringConvertible {
         case .storage: nil
         case .invalidUTF8Text(let bytes): bytes
         }
+    }
+
+    /// The text of a text that is not valid UTF-8, its invalid bytes
+    /// replaced by U+FFFD (as `storage` shows it); nil for other values.
+    @inline(never)
+    var repairedText: String? {
+        if case .invalidUTF8Text(let bytes) = representation { return String(decoding: bytes, as: UTF8.self) }
+        return nil
     }
 
     /// Whether the value is a text that is not valid UTF-8 (its `storage`

@@ -38,6 +38,54 @@ import Testing
         #expect(Data.fromDatabaseValue(values[0]) == Self.latin1Cafe)
     }
 
+    /// Fragments of texts: valid UTF-8 of every length, and the invalid
+    /// sequences a repair treats differently (a truncated 4-byte sequence
+    /// of 3 bytes is repaired into one U+FFFD of 3 bytes: the same length).
+    static let textFragments: [[UInt8]] = [
+        Array("a".utf8), Array("Player 1".utf8), Array("é".utf8), Array("€".utf8), Array("😀".utf8), [0x00],
+        [0xE9], [0x80], [0xFF], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF0, 0x9F, 0x98], [0xF0, 0x9F], [0xE2, 0x82],
+        [0xF5, 0x80, 0x80, 0x80], [0xF4, 0x90, 0x80, 0x80],
+    ]
+
+    /// Random texts of those fragments, valid or not, seeded.
+    static func randomTexts(count: Int, seed: UInt64) -> [[UInt8]] {
+        var generator = SplitMix64(seed: seed)
+        return (0..<count).map { _ in
+            (0..<Int.random(in: 0...4, using: &generator)).flatMap { _ in textFragments.randomElement(using: &generator)! }
+        }
+    }
+
+    /// Every text read from the database is the value of its exact bytes,
+    /// as the standard library's validation decides: a `String` when they
+    /// are valid UTF-8, the bytes otherwise. The read makes the string
+    /// without validating first; this checks it against validation.
+    @Test(arguments: DatabaseKind.allCases)
+    func readTextsAreTheirExactBytes(kind: DatabaseKind) throws {
+        let test = try kind.make(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
+        let texts = Self.randomTexts(count: 400, seed: 16)
+        try test.writer.write { db in
+            for (id, bytes) in texts.enumerated() {
+                try db.execute(sql: "INSERT INTO t VALUES (?, CAST(? AS TEXT))", arguments: [id, Data(bytes)])
+            }
+        }
+        let rows = try test.writer.read { db in try SQLRequest<Row>(sql: "SELECT id, name, typeof(name) FROM t ORDER BY id").fetchAll(db) }
+        #expect(rows.count == texts.count)
+        for (row, bytes) in zip(rows, texts) {
+            #expect(try row[2] as String == "text")
+            let value = row.databaseValues[1]
+            let valid = String(validating: bytes, as: UTF8.self)
+            #expect(value.textBytes == Data(bytes), "\(bytes)")
+            #expect(value.isInvalidUTF8Text == (valid == nil), "\(bytes)")
+            #expect(value == DatabaseValue(textBytes: bytes))
+            if let valid {
+                #expect(value == DatabaseValue(storage: .text(valid)))
+                #expect(try row[1] as String == valid)
+            } else {
+                #expect(try row[1] as String == String(decoding: bytes, as: UTF8.self))
+            }
+        }
+    }
+
     @Test(arguments: DatabaseKind.allCases)
     func boundTextWritesItsBytesBack(kind: DatabaseKind) throws {
         let test = try kind.make(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
