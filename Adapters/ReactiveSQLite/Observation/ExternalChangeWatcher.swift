@@ -17,8 +17,10 @@ import Foundation
 ///
 /// Two readings of it tell an external commit from one of ours:
 /// 1. The watcher's own read-only connection reads it every
-///    `externalChangePollInterval`, on its own queue, without holding up
-///    the writer. The writer is another connection to it, so this value
+///    `externalChangePollInterval`, and on Linux as soon as the database
+///    file, its write-ahead log or its journal is written (inotify, see
+///    `DatabaseFileEvents`), on its own queue, without holding up the
+///    writer. The writer is another connection to it, so this value
 ///    also changes after our own commits: a change only says that someone
 ///    committed.
 /// 2. After such a change, the writer reads its own `data_version`, in an
@@ -66,7 +68,14 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     private final class Poller: @unchecked Sendable {
         let connection: SerializedDatabase
         let timer: any DispatchSourceTimer
+        /// Wakes the poller when the files are written (Linux).
+        var fileEvents: DatabaseFileEvents?
         var lastDataVersion: Int
+        /// Whether a reading is queued and not done: the ticks and file
+        /// events that come meanwhile are merged into it.
+        var isReadingQueued = false
+        /// Whether a second reading after a file event is scheduled.
+        var isFollowUpScheduled = false
         /// Whether the last reading failed for another reason than a lock
         /// (the file is no longer a database, an I/O error): the
         /// observations were told once, and are not told again until a
@@ -147,6 +156,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         // until they end, and the last one to end stops polling.
         if let poller = state.withLock({ $0.poller }) {
             poller.timer.cancel()
+            poller.fileEvents?.cancel()
             poller.connection.closeAfterPendingAccesses()
         }
     }
@@ -184,6 +194,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         }
         guard let poller else { return }
         poller.timer.cancel()
+        poller.fileEvents?.cancel()
         poller.connection.closeAfterPendingAccesses()
         // After the close, on the same serial queue.
         #if REACTIVESQLITE_INTERNAL_CHECKS
@@ -201,6 +212,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         }
         guard let poller else { return }
         poller.timer.cancel()
+        poller.fileEvents?.cancel()
         poller.connection.close()
         #if REACTIVESQLITE_INTERNAL_CHECKS
         state.withLock { $0.openConnectionCount -= 1 }
@@ -237,6 +249,10 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             guard let self, let poller else { return }
             poll(poller)
         }
+        poller.fileEvents = DatabaseFileEvents(path: path, queue: connection.queue) { [weak self, weak poller] in
+            guard let self, let poller else { return }
+            pollAfterWrite(poller)
+        }
         let isStarted = state.withLock { state -> Bool in
             guard !state.isClosed else { return false }
             state.poller = poller
@@ -250,10 +266,30 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             // Closed meanwhile.
             writerDataVersion = nil
             timer.cancel()
+            poller.fileEvents?.cancel()
             connection.close()
             return
         }
         timer.resume()
+    }
+
+    /// The delay of the second reading after a file event (see `pollAfterWrite`).
+    static let followUpDelay: DispatchTimeInterval = .milliseconds(5)
+
+    /// On the dedicated connection's queue, when a file of the database was
+    /// written: reads at once, and once more a few milliseconds later. In
+    /// WAL mode the last step of a commit is the update of the shared-memory
+    /// index, which no file event reports: the first reading may come just
+    /// before it, the second comes after.
+    private func pollAfterWrite(_ poller: Poller) {
+        poll(poller)
+        guard !poller.isFollowUpScheduled else { return }
+        poller.isFollowUpScheduled = true
+        poller.connection.queue.asyncAfter(deadline: .now() + Self.followUpDelay) { [weak self, weak poller] in
+            guard let self, let poller else { return }
+            poller.isFollowUpScheduled = false
+            poll(poller)
+        }
     }
 
     /// On the dedicated connection's queue, at each tick: reads its version,
@@ -263,7 +299,10 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// block of that queue: ticks that come while a reading waits (for a
     /// lock held by another process) are merged into one.
     private func poll(_ poller: Poller) {
+        guard !poller.isReadingQueued else { return }
+        poller.isReadingQueued = true
         poller.connection.asyncAccess({ db in try db.dataVersion() }, completion: { [self] result in
+            poller.isReadingQueued = false
             let version: Int
             switch result {
             case .success(let value):

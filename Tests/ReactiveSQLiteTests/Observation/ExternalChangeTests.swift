@@ -112,6 +112,27 @@ import Testing
             values.removingAdjacentDuplicates(), of: [[100, 200, 150], [100, 300, 150], [300, 150]]))
     }
 
+    #if os(Linux)
+    /// On Linux, a write to the database file, its log or its journal wakes
+    /// the watcher at once (inotify): with a poll interval of an hour, the
+    /// commits of another connection are still seen, each of them.
+    @Test(arguments: Setup.allCases)
+    func fileEventsWakeTheWatcherBetweenPolls(setup: Setup) async throws {
+        let fixture = try Fixture(setup) { $0.externalChangePollInterval = .seconds(3600) }
+        let recorder = Recorder<[Int]>()
+        let cancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        #expect(try await recorder.wait(for: 1) == [[100, 200, 150]])
+        for score in 301...310 {
+            try fixture.external.writeSQL("UPDATE player SET score = ? WHERE id = 2", arguments: [score])
+            try await recorder.wait(forLast: [100, score, 150])
+        }
+        // Readings came from file events: the timer first fires in an hour.
+        #expect(try #require(fixture.watcher).pollCount >= 10)
+    }
+    #endif
+
     /// Another process overwrites the file's header: the watcher's reading
     /// fails, and the observations fetch again and fail with SQLite's error,
     /// though no commit came.
