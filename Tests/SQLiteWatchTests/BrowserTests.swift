@@ -70,6 +70,41 @@ struct BrowserTests {
         print("BrowserTests: screenshot of the page after the changes: \(path)")
     }
 
+    @Test func thePageReconnectsByItselfToARestartedServer() async throws {
+        let database = try await WatchedDatabase("""
+            PRAGMA journal_mode = wal;
+            CREATE TABLE place (id INTEGER PRIMARY KEY, name TEXT NOT NULL, x REAL NOT NULL, y REAL NOT NULL);
+            INSERT INTO place VALUES (1, 'Amber Bay', 12, 80), (2, 'Birch Hill', 30, 62);
+            """)
+        let first = try await ServedWatch(database, sql: Self.sql, ["--ordered"])
+        let port = first.port
+        let browser = try await HeadlessChromium()
+        do {
+            try await browser.withPage { page in
+                try await page.navigate(to: first.url)
+                try await Self.waitUntilPageShows(
+                    try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
+                // The server goes away; the database changes meanwhile; a
+                // new server comes back on the same port.
+                try await first.stop()
+                try await database.execute("""
+                    UPDATE place SET x = 50 WHERE id = 1;
+                    INSERT INTO place VALUES (3, 'Cedar Ford', 55, 85);
+                    """)
+                let second = try await ServedWatch(
+                    try database.watch([Self.sql, "--ordered", "--serve", "127.0.0.1:\(port)"]))
+                let shown = try await Self.waitUntilPageShows(
+                    try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
+                #expect(shown.contains("\"status\":\"live"))
+                try await second.stop()
+            }
+        } catch {
+            try await browser.stop()
+            throw error
+        }
+        try await browser.stop()
+    }
+
     /// Polls the page's DOM until its table and its points are `expected`'s
     /// rows; returns what the page showed. Throws after 30 s.
     @discardableResult

@@ -150,7 +150,14 @@ enum LivePageAssets {
             source.addEventListener("error", event => {
               // A server's error event carries its reason; the browser's has none.
               if (event.data) this.reason = JSON.parse(event.data).error;
-              this.state = source.readyState === EventSource.CLOSED ? "failed" : "reconnecting";
+              if (source.readyState === EventSource.CLOSED) {
+                // Refused (a 503 at the subscriber limit, a server that went
+                // away): the browser gives up, the page tries again.
+                this.state = "failed";
+                setTimeout(() => this.connect(), 3000);
+              } else {
+                this.state = "reconnecting";
+              }
               updateStatus();
             });
           }
