@@ -80,7 +80,11 @@ public struct Configuration: Sendable {
     /// SQLite's hooks only see the commits of their own connection. With
     /// this option, while at least one observation runs on the queue or
     /// pool, a dedicated read-only connection (labelled `<label>.watcher`)
-    /// polls `PRAGMA data_version` every `externalChangePollInterval`. A
+    /// polls `PRAGMA data_version` every `externalChangePollInterval`, and
+    /// on Linux also as soon as the database file, its write-ahead log or
+    /// its journal is written (inotify): commits are then seen within
+    /// milliseconds, and the interval only bounds the delay on file systems
+    /// that report no such events. A
     /// detected external commit counts as a change of the whole database:
     /// value and record observations fetch again (with all their
     /// guarantees), region observations are called once per detection on
@@ -99,7 +103,8 @@ public struct Configuration: Sendable {
     /// How often external changes are looked for, when
     /// `observesExternalChanges` is true: the bound on the delay between an
     /// external commit and its detection (plus the time of an access of the
-    /// writer already running, and of the fetch). Must be positive: a queue
+    /// writer already running, and of the fetch). On Linux, file events
+    /// usually see the commit first. Must be positive: a queue
     /// or pool that observes external changes stops the program otherwise.
     /// Default 100 milliseconds.
     public var externalChangePollInterval: Duration = .milliseconds(100)
