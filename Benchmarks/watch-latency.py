@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Latency from an external commit to sqlite-watch's JSON line, and the
+watcher's CPU while nothing changes.
+
+This script (another process) commits to a WAL database that
+`sqlite-watch --format json` watches; for each commit that changes one row,
+the time from the return of `COMMIT` to the line of `sqlite-watch` that
+carries it is one sample. Then nothing is committed for `--idle` seconds,
+and the watcher's CPU time over that span (user + system, from
+/proc/PID/stat) is reported as a share of one core.
+
+    swift build -c release --product sqlite-watch
+    python3 Benchmarks/watch-latency.py --tool .build/release/sqlite-watch --rows 1000
+"""
+import argparse
+import os
+import re
+import select
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tool", default=".build/release/sqlite-watch")
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--commits", type=int, default=100)
+    parser.add_argument("--interval", type=float, default=0.1, help="seconds between commits")
+    parser.add_argument("--idle", type=float, default=60, help="seconds without commits for the CPU reading")
+    arguments = parser.parse_args()
+
+    directory = tempfile.mkdtemp(prefix="watch-latency-")
+    path = os.path.join(directory, "db.sqlite")
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode = wal")
+    writer.execute("PRAGMA synchronous = normal")
+    writer.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
+    writer.execute("BEGIN")
+    writer.executemany("INSERT INTO item VALUES (?, ?, ?)", ((i, f"i{i}", i) for i in range(1, arguments.rows + 1)))
+    writer.execute("COMMIT")
+
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [arguments.tool, path, "SELECT * FROM item", "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    stdout = process.stdout.fileno()
+    buffer = b""
+
+    def read_lines(timeout):
+        nonlocal buffer
+        lines = []
+        ready, _, _ = select.select([stdout], [], [], timeout)
+        if ready:
+            now = time.monotonic()
+            data = os.read(stdout, 1 << 24)
+            if not data:
+                sys.exit("sqlite-watch ended")
+            buffer += data
+            *complete, buffer = buffer.split(b"\n")
+            lines = [(now, line) for line in complete]
+        return lines
+
+    first = None
+    while first is None:
+        for now, line in read_lines(60):
+            if line.startswith(b'{"rows"'):
+                first = now - started
+    marker = re.compile(rb'"name":"m(\d+)"')
+    samples = []
+    for k in range(arguments.commits):
+        writer.execute("UPDATE item SET name = ? WHERE id = ?", (f"m{k}", k % arguments.rows + 1))
+        committed = time.monotonic()
+        deadline = committed + 10
+        seen = False
+        while not seen and time.monotonic() < deadline:
+            for now, line in read_lines(deadline - time.monotonic()):
+                if any(int(match.group(1)) == k for match in marker.finditer(line)):
+                    samples.append((now - committed) * 1000)
+                    seen = True
+        time.sleep(arguments.interval)
+
+    cpu_before = cpu_seconds(process.pid)
+    time.sleep(arguments.idle)
+    cpu_after = cpu_seconds(process.pid)
+    process.terminate()
+    process.wait()
+
+    samples.sort()
+    p90 = samples[min(len(samples) - 1, int(len(samples) * 0.9))]
+    print(f"{arguments.rows}-row SELECT *, WAL, {arguments.commits} commits of one row, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"first rows: {first * 1000:.0f} ms")
+    print(f"commit to line: median {statistics.median(samples):.1f} ms, p90 {p90:.1f} ms, max {samples[-1]:.1f} ms "
+          f"({len(samples)} of {arguments.commits} seen)")
+    print(f"idle CPU over {arguments.idle:.0f} s: {(cpu_after - cpu_before) / arguments.idle * 100:.2f} % of one core")
+
+
+if __name__ == "__main__":
+    main()
