@@ -16,13 +16,23 @@ extension LiveQueryServer {
     /// The application must be served with WebSocket upgrades:
     /// `Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router))`.
     public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, at path: String = "/live") {
+        let base = addEventStreamRoutes(to: router, at: path)
+        router.ws(RouterPath(base.isEmpty ? "/" : base)) { [self] inbound, outbound, _ in
+            try await serveWebSocket(inbound: inbound, outbound: outbound)
+        }
+    }
+
+    /// Adds the Server-Sent Events endpoint only, `GET {path}/{name}?arg=value`,
+    /// for an application without WebSocket upgrades.
+    ///
+    /// - Returns: The path, without a final `/`.
+    @discardableResult
+    public func addEventStreamRoutes<Context: RequestContext>(to router: Router<Context>, at path: String = "/live") -> String {
         let base = path.hasSuffix("/") ? String(path.dropLast()) : path
         router.get(RouterPath(base + "/:name")) { [self] request, context in
             eventStreamResponse(query: context.parameters.get("name") ?? "", request: request)
         }
-        router.ws(RouterPath(base.isEmpty ? "/" : base)) { [self] inbound, outbound, _ in
-            try await serveWebSocket(inbound: inbound, outbound: outbound)
-        }
+        return base
     }
 
     // MARK: - Server-Sent Events

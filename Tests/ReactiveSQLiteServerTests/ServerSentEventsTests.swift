@@ -2,6 +2,7 @@
 import DatabaseTestSupport
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import ReactiveSQLite
 import ReactiveSQLiteServer
@@ -136,6 +137,23 @@ import TestSupport
             // observation stops with its last subscriber (idleLifetime 0).
             for client in clients { client.disconnect() }
             try await waitUntilAsync { server.subscriberCount == 0 && server.observationCount == 0 }
+        }
+    }
+
+    @Test func anApplicationWithoutWebSocketsServesTheEventStreams() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.leaderboard])
+        let router = Router()
+        server.addEventStreamRoutes(to: router, at: "/api/live/")
+        try await Application(router: router).test(.live) { client in
+            let port = try #require(client.port)
+            let sse = try SSEClient(port: port, path: "/api/live/leaderboard", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+            defer { sse.disconnect() }
+            _ = try await waitForReplica(
+                sse, toEqual: try freshReplica(database.writer, sql: Self.leaderboard.sql, keys: ["id"], isOrdered: true))
+            try await client.execute(uri: "/api/live/nope", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
         }
     }
 
