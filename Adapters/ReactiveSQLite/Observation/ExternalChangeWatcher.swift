@@ -74,8 +74,11 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         /// Whether a reading is queued and not done: the ticks and file
         /// events that come meanwhile are merged into it.
         var isReadingQueued = false
-        /// Whether a second reading after a file event is scheduled.
-        var isFollowUpScheduled = false
+        /// Readings that found a new version, so far.
+        var changeCount = 0
+        /// Identifies the latest chain of readings after a file event (see
+        /// `pollAfterWrite`): an older chain stops.
+        var followUpGeneration = 0
         /// Whether the last reading failed for another reason than a lock
         /// (the file is no longer a database, an I/O error): the
         /// observations were told once, and are not told again until a
@@ -273,22 +276,30 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         timer.resume()
     }
 
-    /// The delay of the second reading after a file event (see `pollAfterWrite`).
-    static let followUpDelay: DispatchTimeInterval = .milliseconds(5)
+    /// The longest delay between two readings that follow a file event.
+    static let longestFollowUpDelay = 512
 
     /// On the dedicated connection's queue, when a file of the database was
-    /// written: reads at once, and once more a few milliseconds later. In
-    /// WAL mode the last step of a commit is the update of the shared-memory
-    /// index, which no file event reports: the first reading may come just
-    /// before it, the second comes after.
+    /// written: reads at once, then again after 1, 2, 4, ... 512
+    /// milliseconds, until a reading finds a new version. In WAL mode the
+    /// last step of a commit is the update of the shared-memory index,
+    /// which no file event reports: the first readings may come before it,
+    /// a later one comes after. A write that is not a commit (pages of a
+    /// transaction under way, a checkpoint) costs these ten readings.
     private func pollAfterWrite(_ poller: Poller) {
         poll(poller)
-        guard !poller.isFollowUpScheduled else { return }
-        poller.isFollowUpScheduled = true
-        poller.connection.queue.asyncAfter(deadline: .now() + Self.followUpDelay) { [weak self, weak poller] in
-            guard let self, let poller else { return }
-            poller.isFollowUpScheduled = false
+        poller.followUpGeneration += 1
+        followUp(poller, generation: poller.followUpGeneration, baseline: poller.changeCount, delay: 1)
+    }
+
+    private func followUp(_ poller: Poller, generation: Int, baseline: Int, delay: Int) {
+        poller.connection.queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self, weak poller] in
+            guard let self, let poller, poller.followUpGeneration == generation, poller.changeCount == baseline
+            else { return }
             poll(poller)
+            if delay < Self.longestFollowUpDelay {
+                followUp(poller, generation: generation, baseline: baseline, delay: delay * 2)
+            }
         }
     }
 
@@ -327,6 +338,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             }
             let hasChanged = version != poller.lastDataVersion
             poller.lastDataVersion = version
+            if hasChanged { poller.changeCount += 1 }
             let isCheckDue = state.withLock { state -> Bool? in
                 guard state.poller === poller else { return nil }
                 defer { state.isCheckDue = false }
