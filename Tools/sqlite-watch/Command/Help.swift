@@ -4,8 +4,9 @@ enum Help {
 
     static let usage = """
         sqlite-watch DATABASE SQL [--ordered] [--key COLUMN ...] [--format table|json] [--count N]
-                     [--passphrase-file PATH]
+                     [--passphrase-file PATH] [--serve HOST:PORT [--map X,Y]]
           sqlite-watch                (a demo: a leaderboard changed by another process)
+          sqlite-watch --serve HOST:PORT   (the demo in a browser: a leaderboard and a map)
         """
 
     static let discussion = """
@@ -24,6 +25,13 @@ enum Help {
         `SELECT * FROM player ORDER BY score DESC LIMIT 10` with --ordered, stops after 20 \
         changes (or --count) or Ctrl-C, and removes its files and its child process.
 
+        SERVING (--serve HOST:PORT, sqlite-watch built with `--traits Server`): instead of \
+        printing, serves the query over HTTP until stopped, and prints its URL. / is a page \
+        that shows the rows changing (a table, and a map of the rows' x/y or lon/lat columns, \
+        or --map X,Y); /events is a stream of Server-Sent Events (`rows`, then one `diff` per \
+        change, each the JSON object below, with an id: a client that reconnects with \
+        Last-Event-ID resumes); /ws is the same over a WebSocket. No SQL comes from clients.
+
         EXAMPLES:
           sqlite-watch app.db 'SELECT * FROM player'
           sqlite-watch app.db 'SELECT * FROM player ORDER BY score DESC' --ordered
@@ -31,6 +39,7 @@ enum Help {
               --key team
           sqlite-watch app.db 'SELECT * FROM player' --format json | jq -c .inserted
           sqlite-watch --count 5                        (the demo, for 5 changes)
+          sqlite-watch app.db 'SELECT * FROM place' --serve 127.0.0.1:8080   (open the URL)
         and meanwhile, in another terminal:
           sqlite3 app.db 'UPDATE player SET score = score + 10 WHERE id = 1'
 
