@@ -1,5 +1,7 @@
 #if Server
 import Foundation
+import HummingbirdWSClient
+import Logging
 import Testing
 import TestSupport
 
@@ -60,6 +62,27 @@ import TestSupport
 
         let missing = try SSEClient(port: served.port, path: "/nothing")
         #expect(await missing.wait(until: { $0.status != nil })?.status == 404)
+
+        // /ws: the same events over a WebSocket, subscribed at once.
+        let frames = ObservedState<[String]>([])
+        var logger = Logger(label: "ws")
+        logger.logLevel = .error
+        try await WebSocketClient.connect(url: "ws://127.0.0.1:\(served.port)/ws", logger: logger) { inbound, _, _ in
+            var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+            while let message = try await messages.next() {
+                guard case .text(let text) = message else { continue }
+                frames.update { $0.append(text) }
+                if frames.value.count == 1 {
+                    try await database.execute("UPDATE player SET score = 2 WHERE id = 1")
+                } else {
+                    return
+                }
+            }
+        }
+        #expect(frames.value.first?.hasPrefix(#"{"subscription":"query","event":"rows","id":""#) == true)
+        #expect(frames.value.first?.hasSuffix(#""data":{"rows":[{"id":1,"name":"Arthur","team":"red","score":1},{"id":2,"name":"Barbara","team":"blue","score":80},{"id":3,"name":"Craig","team":"red","score":60}]}}"#) == true)
+        #expect(frames.value.last?.contains(#""event":"diff""#) == true)
+        #expect(frames.value.last?.hasSuffix(#""data":{"inserted":[],"updated":[{"id":1,"name":"Arthur","team":"red","score":2}],"previous":[{"score":1}],"deleted":[],"insertedAt":[],"moved":[]}}"#) == true)
         try await served.stop()
     }
 
