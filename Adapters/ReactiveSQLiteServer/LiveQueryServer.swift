@@ -1,7 +1,6 @@
 #if Server
 import DatabaseRegions
 import ReactiveSQLite
-import Synchronization
 
 /// Live queries for remote clients: named queries whose rows, then
 /// differences, are pushed to every subscriber over Server-Sent Events
@@ -42,7 +41,7 @@ public final class LiveQueryServer: Sendable {
     public let options: LiveQueryServerOptions
     let reader: any DatabaseReader
     let queries: [String: LiveQuery]
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     private struct State {
         var shared: [SharedLiveQuery.Key: SharedLiveQuery] = [:]

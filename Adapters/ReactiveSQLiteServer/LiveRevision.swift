@@ -1,7 +1,6 @@
 #if Server
 import ReactiveSQLite
 import SQLiteWatchKit
-import Synchronization
 
 /// One result of a shared live query, as its subscribers are sent it.
 ///
@@ -18,7 +17,7 @@ final class LiveRevision: Sendable {
     /// The difference from revision `number - 1`, as a JSON line; nil when
     /// this revision starts anew (the first one, or new result columns).
     let diffFromPrevious: String?
-    private let rowsJSON = Mutex<String?>(nil)
+    private let rowsJSON = LockedState<String?>(nil)
 
     init(epoch: String, number: Int, columnNames: [String], rows: [Row], diffFromPrevious: String?) {
         self.id = "\(epoch)-\(number)"

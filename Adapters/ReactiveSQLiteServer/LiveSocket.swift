@@ -1,6 +1,6 @@
 #if Server
 import HummingbirdWebSocket
-import Synchronization
+import ReactiveSQLite
 
 /// The subscriptions of one WebSocket, each written to by its own task.
 ///
@@ -9,7 +9,7 @@ import Synchronization
 final class LiveSocket: Sendable {
     let server: LiveQueryServer
     let outbound: WebSocketOutboundWriter
-    private let subscriptions = Mutex<[String: LiveSubscription]>([:])
+    private let subscriptions = LockedState<[String: LiveSubscription]>([:])
 
     init(server: LiveQueryServer, outbound: WebSocketOutboundWriter) {
         self.server = server

@@ -1,7 +1,6 @@
 #if Server
 import ReactiveSQLite
 import SQLiteWatchKit
-import Synchronization
 
 /// One client's subscription to a shared live query.
 ///
@@ -17,7 +16,7 @@ final class LiveSubscription: Sendable {
     let wakeups: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     private let maxQueuedBytes: Int
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     private struct State {
         var lastSent: LiveRevision?

@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import ReactiveSQLite
 import SQLiteWatchKit
-import Synchronization
 
 /// The one observation of a live query with given arguments, shared by all
 /// its subscribers.
@@ -26,7 +25,7 @@ final class SharedLiveQuery: Sendable {
     let renderer: JSONRenderer
     private let maxRows: Int
     private let queue: DispatchQueue
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     /// The differ of consecutive revisions: only used on `queue`.
     private let differ = QueueConfined<RowDiffer?>(nil)
 

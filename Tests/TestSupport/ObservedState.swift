@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// A value that changes over time, and tasks that wait, with a deadline,
 /// until it satisfies a condition: the output of a child process, its exit
@@ -21,10 +21,12 @@ public final class ObservedState<Value: Sendable>: Sendable {
         var expiredWaiterIDs: Set<Int> = []
     }
 
-    private let state: Mutex<State>
+    /// Behind an `NSLock`, which ThreadSanitizer understands (a contended
+    /// `Synchronization.Mutex` hands over in the kernel, where it cannot see).
+    private let state: Locked<State>
 
     public init(_ value: Value) {
-        state = Mutex(State(value: value))
+        state = Locked(State(value: value))
     }
 
     public var value: Value {

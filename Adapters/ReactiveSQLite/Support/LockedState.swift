@@ -11,17 +11,17 @@ import Foundation
 /// the sanitizer run of the tests reports real races only.
 ///
 /// `@unchecked Sendable`: `state` is only read and written while `lock` is held.
-final class LockedState<State: Sendable>: @unchecked Sendable {
+package final class LockedState<State: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var state: State
 
-    init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
     }
 
     /// Runs `body` with exclusive access to the state. `body` must not call
     /// user code, nor take this lock again.
-    func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)
