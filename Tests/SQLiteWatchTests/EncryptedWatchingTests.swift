@@ -59,7 +59,9 @@ struct EncryptedWatchingTests {
         try await watch.waitForOutput(containing: "{\"rows\":")
         try await Self.sqlcipher(
             files.path, passphrase: "s3cret passphrase",
-            "INSERT INTO player (id, name, score) VALUES (2, 'Barbara', 80); UPDATE player SET score = 120 WHERE id = 1;")
+            // One transaction: one change (two commits may show as two).
+            "BEGIN; INSERT INTO player (id, name, score) VALUES (2, 'Barbara', 80); "
+                + "UPDATE player SET score = 120 WHERE id = 1; COMMIT;")
         #expect(try await watch.waitForExit() == .exit(0))
         #expect(watch.outputText.lines == [
             #"{"rows":[{"id":1,"name":"Arthur","score":100}]}"#,
