@@ -31,7 +31,7 @@ import TestSupport
                 #expect(frames.first?.error?.contains("maxSubscribers") == true)
             }
             first.disconnect()
-            try await waitUntilAsync { server.subscriberCount == 1 }
+            try await waitUntil { server.subscriberCount == 1 }
             let third = try SSEClient(port: port, path: "/live/all")
             defer { third.disconnect() }
             #expect(await third.wait(until: { $0.replica.hasRows }) != nil)
@@ -50,7 +50,7 @@ import TestSupport
             let ended = try #require(await sse.wait(until: { $0.isClosed }))
             #expect(ended.events.last?.name == "error")
             #expect(ended.events.last?.data.contains("returned 4 rows, more than the server's limit of 3 (maxRows)") == true)
-            try await waitUntilAsync { server.subscriberCount == 0 && server.observationCount == 0 }
+            try await waitUntil { server.subscriberCount == 0 && server.observationCount == 0 }
 
             // The next subscription observes again.
             try await database.writer.write { db in try db.execute(sql: "DELETE FROM player WHERE id = 4") }
@@ -127,13 +127,13 @@ import TestSupport
             let first = try SSEClient(port: port, path: "/live/all", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
             let seen = try #require(await first.wait(until: { $0.replica.hasRows }))
             first.disconnect()
-            try await waitUntilAsync { server.subscriberCount == 0 }
+            try await waitUntil { server.subscriberCount == 0 }
             #expect(server.observationCount == 1)
             let resumed = try SSEClient(
                 port: port, path: "/live/all", headers: ["Last-Event-ID": try #require(seen.lastEventID)],
                 replica: seen.replica)
             defer { resumed.disconnect() }
-            try await waitUntilAsync { server.subscriberCount == 1 }
+            try await waitUntil { server.subscriberCount == 1 }
             try await database.writer.write { db in try db.execute(sql: "DELETE FROM player WHERE id = 2") }
             let stream = try await waitForReplica(
                 resumed, toEqual: try freshReplica(database.writer, sql: Self.all.sql, keys: ["id"], isOrdered: true))

@@ -136,7 +136,7 @@ import TestSupport
             // Departures are seen at the next keep-alive, and each
             // observation stops with its last subscriber (idleLifetime 0).
             for client in clients { client.disconnect() }
-            try await waitUntilAsync { server.subscriberCount == 0 && server.observationCount == 0 }
+            try await waitUntil { server.subscriberCount == 0 && server.observationCount == 0 }
         }
     }
 
@@ -203,13 +203,4 @@ import TestSupport
     }
 }
 
-/// Waits until `condition` holds, checking every 10 ms, for 20 s at most.
-func waitUntilAsync(_ condition: @escaping @Sendable () -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(20)
-    while !condition() {
-        guard clock.now < deadline else { throw SSEClientError("a condition did not hold within 20 s") }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
 #endif

@@ -41,7 +41,7 @@ import TestSupport
 
                 // Unsubscribed: no more frames for it.
                 try await socket.send(#"{"unsubscribe":"reds"}"#)
-                try await waitUntilAsync { server.subscriberCount == 1 }
+                try await waitUntil { server.subscriberCount == 1 }
                 try await database.writer.write { db in try db.execute(sql: "UPDATE player SET score = 1") }
                 try await socket.wait { frames in frames.filter { $0.event == "diff" }.count >= 3 }
                 #expect(socket.frames.value.filter { $0.subscription == "reds" }.count == 2)
@@ -135,7 +135,7 @@ import TestSupport
             let lastID = try #require(holder.value)
             try await withLiveSocket(client) { socket in
                 try await socket.send(#"{"subscribe":"leaderboard","lastEventID":"\#(lastID)"}"#)
-                try await waitUntilAsync { server.subscriberCount == 1 }
+                try await waitUntil { server.subscriberCount == 1 }
                 try await database.writer.write { db in try db.execute(sql: "UPDATE player SET score = 7 WHERE id = 1") }
                 let frames = try await socket.wait { !$0.isEmpty }
                 #expect(frames.map(\.event) == ["diff"])

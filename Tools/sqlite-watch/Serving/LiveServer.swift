@@ -136,9 +136,7 @@ final class LiveServer {
     }
 
     private func fail(_ error: any Error) -> Never {
-        if let failure = fileMonitor?.failure { Lifecycle.fail(failure) }
-        if let error = error as? WatchError { Lifecycle.fail(error) }
-        Lifecycle.fail(.watchFailed(settings.queries[0].sql, error))
+        Lifecycle.fail(error, watching: settings.queries[0].sql, monitor: fileMonitor)
     }
 }
 #endif

@@ -45,6 +45,17 @@ enum Lifecycle {
         exit(error.status)
     }
 
+    /// Ends the tool for an error met while watching or serving `sql`: the
+    /// file monitor's failure first (a deleted or replaced file explains
+    /// any error that follows), then a `WatchError` as it is, anything
+    /// else as a failure of the watch.
+    @MainActor
+    static func fail(_ error: any Error, watching sql: String, monitor: DatabaseFileMonitor?) -> Never {
+        if let failure = monitor?.failure { fail(failure) }
+        if let error = error as? WatchError { fail(error) }
+        fail(.watchFailed(sql, error))
+    }
+
     /// Makes Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed) end
     /// the process with status 0, SIGQUIT (Ctrl-\) end it as the signal
     /// does by default, each after the clean-ups and in any state of the

@@ -193,10 +193,7 @@ final class Watcher {
     }
 
     private func fail(_ error: any Error) -> Never {
-        // A deleted file explains any error that follows.
-        if let failure = fileMonitor?.failure { Lifecycle.fail(failure) }
-        if let error = error as? WatchError { Lifecycle.fail(error) }
-        Lifecycle.fail(.watchFailed(settings.sql, error))
+        Lifecycle.fail(error, watching: settings.sql, monitor: fileMonitor)
     }
 
     private func noteLock() {
