@@ -145,16 +145,4 @@ private func randomCollection(maxCount: Int, range: Int, using generator: inout 
             #expect(try OrderedDifference(checkingIDsFrom: old, to: new) == OrderedDifference(from: old, to: new))
         }
     }
-
-    @Test func duplicateIDsAreAPreconditionFailure() async {
-        await #expect(processExitsWith: .failure) {
-            _ = OrderedDifference(from: [Item(id: 1, value: 0), Item(id: 1, value: 1)], to: [])
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = OrderedDifference(from: [], to: [Item(id: 2, value: 0), Item(id: 2, value: 1)])
-        }
-        await #expect(processExitsWith: .failure) {
-            _ = OrderedDifference(from: [Item(id: 2, value: 0)], to: [Item(id: 2, value: 0), Item(id: 2, value: 1)])
-        }
-    }
 }

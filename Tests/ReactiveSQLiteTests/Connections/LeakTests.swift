@@ -1,6 +1,7 @@
 import Foundation
 import ReactiveSQLite
 import Testing
+import TestSupport
 
 /// Opening and closing thousands of databases leaves no file descriptor open.
 ///

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ReactiveSQLite
 import Testing
+import TestSupport
 
 /// Programmer errors stop the program with a message saying what was wrong.
 /// Each body runs in a child process.
@@ -265,5 +266,20 @@ import Testing
             _ = try queue.read { db in try SQLRequest<Sender>(sql: "SELECT 1").fetchAll(db) }
         }
         expectMessage(result, "A Row was read on another thread")
+    }
+
+    @Test func aNonPositiveExternalChangePollIntervalTraps() async throws {
+        // The parent owns the directory: a child that traps cannot remove it.
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [databasePath = directory.path("db.sqlite") as String] in
+            armExitTestWatchdog(exitCode: EXIT_SUCCESS)
+            var configuration = Configuration()
+            configuration.observesExternalChanges = true
+            configuration.externalChangePollInterval = .zero
+            _ = try DatabaseQueue(path: databasePath, configuration: configuration)
+        }
+        expectMessage(result, "externalChangePollInterval must be positive")
     }
 }

@@ -501,22 +501,6 @@ import Testing
         try await waitUntil { !watcher.isPolling && watcher.openConnectionCount == 0 }
     }
 
-    @Test(.skippedUnderThreadSanitizer) func aNonPositivePollIntervalTraps() async throws {
-        // The parent owns the directory: a child that traps cannot remove it.
-        let directory = try TemporaryDirectory()
-        defer { withExtendedLifetime(directory) {} }
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            [databasePath = directory.path("db.sqlite") as String] in
-            armExitTestWatchdog(exitCode: EXIT_SUCCESS)
-            var configuration = Configuration()
-            configuration.observesExternalChanges = true
-            configuration.externalChangePollInterval = .zero
-            _ = try DatabaseQueue(path: databasePath, configuration: configuration)
-        }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains("externalChangePollInterval must be positive"), "stderr: \(output)")
-    }
-
     // MARK: - Helpers
 
     /// Waits until a new queue that observes external changes on `path`
