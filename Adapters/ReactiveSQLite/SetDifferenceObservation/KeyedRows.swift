@@ -126,7 +126,7 @@ final class KeyedRows: Sendable {
                 decodedCount = row + 1
                 guard row + 1 < count else { break }
                 if isKnownUniquelyReferenced(&storage) {
-                    storage.move(to: (row + 1) * width)
+                    if !storage.moveToNextRow(stride: width) { moveRecordRow(storage, to: row + 1) }
                 } else {
                     storage.detach()
                     storage = makeRecordRow(row + 1)
@@ -148,7 +148,16 @@ final class KeyedRows: Sendable {
     /// A storage that reads row `row` of these rows, the row records see.
     @usableFromInline
     func makeRecordRow(_ row: Int) -> StatementRow {
-        StatementRow(layout: recordLayout ?? layout, rows: rows.storage, start: row * rows.width)
+        let (storage, start) = rows.storage(ofRow: row)
+        return StatementRow(layout: recordLayout ?? layout, rows: storage, start: start)
+    }
+
+    /// Makes `storage`, made by `makeRecordRow(_:)` for these rows and held
+    /// by no row, read row `row`.
+    @usableFromInline
+    func moveRecordRow(_ storage: StatementRow, to row: Int) {
+        let (chunk, start) = rows.storage(ofRow: row)
+        storage.move(to: start, in: chunk)
     }
 
     /// Makes `reused` a storage that reads row `row` of these rows, the
@@ -156,9 +165,8 @@ final class KeyedRows: Sendable {
     @inline(__always)
     private func prepareRecordRow(_ row: Int, reusing reused: inout StatementRow?) {
         let layout = recordLayout ?? self.layout
-        let start = row * rows.width
         if reused?.layout === layout, reused!.readsRowsOfValues {
-            reused!.move(to: start)
+            moveRecordRow(reused!, to: row)
         } else {
             reused = makeRecordRow(row)
         }

@@ -1,5 +1,5 @@
-/// The buffer of a `RowValues`: values, row after row, in one allocation
-/// that this object owns.
+/// A chunk of a `RowValues`: values, row after row, in one allocation that
+/// this object owns.
 ///
 /// Unlike an array, it lets a fetch append a row with one capacity check
 /// (no uniqueness check per value), a row of a previous fetch read its
@@ -8,11 +8,11 @@
 /// reference (integers, reals, NULL), with no call per value.
 ///
 /// `@unchecked Sendable`: a storage is mutated only through the one
-/// `RowValues` that holds the only reference to it (`RowValues` checks
-/// `isKnownUniquelyReferenced` before each mutation, and copies a shared
-/// storage first). Once shared (by a `KeyedRows`, a `StatementRow`, a
-/// copy of the `RowValues`) it never changes again: every thread only
-/// reads it.
+/// `RowValues` that holds the only reference to it, as its open chunk
+/// (`RowValues` checks `isKnownUniquelyReferenced` before each mutation,
+/// and copies a shared storage first). Once shared (by a `KeyedRows`, a
+/// `StatementRow`, a copy of the `RowValues`, other rows that share the
+/// chunk) it never changes again: every thread only reads it.
 final class RowValuesStorage: @unchecked Sendable {
     /// The values, `count` of them initialized, room for `capacity`.
     private(set) var base: UnsafeMutablePointer<DatabaseValue>
@@ -34,19 +34,18 @@ final class RowValuesStorage: @unchecked Sendable {
         base.deallocate()
     }
 
-    /// Makes room for at least `minimumCapacity` values: a new allocation
-    /// of at least twice the capacity, the values moved there.
+    /// Makes room for `newCapacity` values when the capacity is less: a new
+    /// allocation, the values moved there.
     ///
     /// - Complexity: O(n) when it grows, where n is the number of values.
     @inline(__always)
-    func reserveCapacity(_ minimumCapacity: Int) {
-        guard minimumCapacity > capacity else { return }
-        grow(to: minimumCapacity)
+    func reserveCapacity(exactly newCapacity: Int) {
+        guard newCapacity > capacity else { return }
+        grow(to: newCapacity)
     }
 
     @inline(never)
-    private func grow(to minimumCapacity: Int) {
-        let newCapacity = max(minimumCapacity, 2 * capacity)
+    private func grow(to newCapacity: Int) {
         let newBase = UnsafeMutablePointer<DatabaseValue>.allocate(capacity: newCapacity)
         newBase.moveInitialize(from: base, count: count)
         base.deallocate()
@@ -54,7 +53,7 @@ final class RowValuesStorage: @unchecked Sendable {
         capacity = newCapacity
     }
 
-    /// Appends a value; the capacity suffices (see `reserveCapacity(_:)`).
+    /// Appends a value; the capacity suffices (see `reserveCapacity(exactly:)`).
     @inline(__always)
     func appendAssumingCapacity(_ value: consuming DatabaseValue) {
         assert(count < capacity, "RowValuesStorage: appended beyond its capacity")

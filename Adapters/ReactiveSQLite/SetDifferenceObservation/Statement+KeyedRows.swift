@@ -42,7 +42,9 @@ extension Statement {
         // `reusedRange` are kept, and not appended to `rows` yet.
         var hintIndex = 0
         var reusedRange = 0..<0
-        try hintRows.withUnsafeValues { hintValues in
+        // The chunk of the hint rows last read (see `RowValues.rowValues(_:chunkHint:)`).
+        var hintChunk = 0
+        try withExtendedLifetime(hintRows) {
             // A copy local to the closure: reading an array out of a
             // captured variable, which lives in a box, would cost a retain
             // and a release per row.
@@ -65,8 +67,8 @@ extension Statement {
                 }
                 if isSorted, hintIndex < hintRows.count,
                     let reused = matchHint(
-                        hintValues, width: hintRows.width, count: hintRows.count, at: &hintIndex,
-                        unused: &unusedHintIndices, keyIndices: loopKeyIndices)
+                        hintRows, chunk: &hintChunk, at: &hintIndex, unused: &unusedHintIndices,
+                        keyIndices: loopKeyIndices)
                 {
                     if reused == reusedRange.upperBound {
                         reusedRange = reusedRange.lowerBound..<(reused + 1)
@@ -80,7 +82,7 @@ extension Statement {
                 reusedRange = 0..<0
                 if recordsReadIndices { readIndices.append(rows.count) }
                 rows.appendRow { columnValue(at: Int32($0)) }
-                if isSorted, rows.count > 1, rows.compareKeys(rows.count - 2, rows.count - 1, keyIndices: loopKeyIndices) >= 0 {
+                if isSorted, rows.count > 1, rows.compareKeysOfLastTwoRows(keyIndices: loopKeyIndices) >= 0 {
                     isSorted = false
                 }
             }
@@ -118,12 +120,12 @@ extension Statement {
     /// over has no equal row further on), with `hintIndex < hintRows.count`.
     @inline(__always)
     private func matchHint(
-        _ hintValues: UnsafeBufferPointer<DatabaseValue>, width: Int, count hintCount: Int,
-        at hintIndex: inout Int, unused: inout [Int], keyIndices: [Int]
+        _ hintRows: RowValues, chunk: inout Int, at hintIndex: inout Int, unused: inout [Int], keyIndices: [Int]
     ) -> Int? {
-        // The values of hint row `row`, in place.
+        let hintCount = hintRows.count
+        // The values of hint row `row`, in place (the caller keeps the rows alive).
         func hintRow(_ row: Int) -> UnsafeBufferPointer<DatabaseValue> {
-            UnsafeBufferPointer(rebasing: hintValues[(row * width)..<((row + 1) * width)])
+            hintRows.rowValues(row, chunkHint: &chunk)
         }
         // Most rows are the next hint row, unchanged: one comparison of
         // every column, the key included, finds them.
@@ -138,8 +140,9 @@ extension Statement {
             let index = hintIndex
             // The current row's key compared with the hint row's.
             var order = 0
+            let hintValues = hintRow(index)
             for keyIndex in keyIndices {
-                order = compareColumn(at: Int32(keyIndex), with: hintValues[index * width + keyIndex])
+                order = compareColumn(at: Int32(keyIndex), with: hintValues[keyIndex])
                 if order != 0 { break }
             }
             if order < 0 { return nil }

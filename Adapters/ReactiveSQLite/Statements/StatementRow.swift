@@ -99,6 +99,31 @@ final class StatementRow: @unchecked Sendable {
         self.start = start
     }
 
+    /// Makes a storage that reads rows of values read the next row of its
+    /// chunk, `stride` values further, and returns true; returns false, and
+    /// stays, when the chunk ends before. The caller checked that no row
+    /// holds the storage (`isKnownUniquelyReferenced`).
+    @usableFromInline
+    func moveToNextRow(stride: Int) -> Bool {
+        precondition(readsRowsOfValues, "StatementRow: moved out of its rows")
+        let next = start + stride
+        guard next + columnCount <= rows.unsafelyUnwrapped.count else { return false }
+        start = next
+        return true
+    }
+
+    /// Makes a storage that reads rows of values read the row that starts
+    /// at `start` of `rows` (another chunk of the same rows). The caller
+    /// checked that no row holds the storage (`isKnownUniquelyReferenced`).
+    func move(to start: Int, in rows: RowValuesStorage) {
+        precondition(readsRowsOfValues && start >= 0 && start + columnCount <= rows.count, "StatementRow: moved out of its rows")
+        if rows !== self.rows {
+            self.rows = rows
+            rowsBase = UnsafePointer(rows.base)
+        }
+        self.start = start
+    }
+
     /// Copies the values of the current row, so that the row no longer
     /// reads the statement or the rows of values, whatever they do next.
     /// Called by the owner thread, before the statement steps again or
