@@ -59,8 +59,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// it read and the kept rows it did not reuse can differ.
     ///
     /// - Complexity: O(c) comparisons and decodings, where c is the number
-    ///   of read and unused rows, plus O(n) copies of records when rows were
-    ///   inserted or deleted.
+    ///   of read and unused rows, plus, when rows were inserted or deleted,
+    ///   O(c × n) moves of records for a few of them, O(n) copies otherwise.
     private mutating func diff(to new: KeyedRows, from old: KeyedRows, reuse: KeyedRows.Reuse) throws -> SetDifference<Record> {
         let comparator = RowKeyComparator(old.rows, keyIndices: old.keyIndices, new.rows, keyIndices: new.keyIndices)
         let hasSameColumns = new.hasSameColumns(as: old)
@@ -105,6 +105,11 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         if unused == read {
             // The kept rows have the same offsets: replace the others in place.
             for (offset, record) in zip(read, readRecords) { records[offset] = record }
+        } else if unused.count + read.count <= 16 {
+            // A few rows inserted or deleted: moves of the records after
+            // them (no reference counting), instead of a copy of every record.
+            for offset in unused.reversed() { records.remove(at: offset) }
+            for (offset, record) in zip(read, readRecords) { records.insert(record, at: offset) }
         } else {
             records = Self.merge(kept: records, unused: unused, read: read, readRecords: readRecords, count: new.rows.count)
         }

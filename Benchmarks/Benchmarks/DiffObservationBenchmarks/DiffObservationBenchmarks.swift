@@ -28,6 +28,8 @@ import Foundation
 // Names put the library last, so that the two run one after the other.
 
 let rowCount = 100_000
+/// The row count of the large benchmarks (issue 21's first target).
+let largeRowCount = 1_000_000
 
 /// A directory of this process, removed when it exits.
 let directory: String = {
@@ -44,6 +46,9 @@ protocol DiffFixture: AnyObject {
     /// Sets the score of a row in one transaction and waits for the
     /// difference the observation delivers.
     func update(id: Int64, score: Int) throws -> UpdatedRecords
+    /// Inserts a row of id `id` in one transaction and waits for the
+    /// difference, then deletes it and waits for the next one.
+    func insertThenDelete(id: Int64) throws -> (inserted: UpdatedRecords, deleted: UpdatedRecords)
 }
 
 /// What a delivered difference says: its counts, and the id and score of
@@ -72,6 +77,12 @@ nonisolated(unsafe) let grdbFixture: any DiffFixture = try! GRDBDiffFixture<GRDB
     path: directory + "/grdb.sqlite", rowCount: rowCount)
 nonisolated(unsafe) let grdbRowFixture: any DiffFixture = try! GRDBDiffFixture<GRDBRowPlayer>(
     path: directory + "/grdb-row.sqlite", rowCount: rowCount)
+nonisolated(unsafe) let largeReactiveSQLiteFixture: any DiffFixture = try! ReactiveSQLiteDiffFixture(
+    path: directory + "/large-reactivesqlite.sqlite", rowCount: largeRowCount)
+nonisolated(unsafe) let largeGRDBFixture: any DiffFixture = try! GRDBDiffFixture<GRDBPlayer>(
+    path: directory + "/large-grdb.sqlite", rowCount: largeRowCount)
+nonisolated(unsafe) let largeGRDBRowFixture: any DiffFixture = try! GRDBDiffFixture<GRDBRowPlayer>(
+    path: directory + "/large-grdb-row.sqlite", rowCount: largeRowCount)
 
 /// The rows to update and their new scores: seeded, the same in every run.
 /// Scores are above the initial ones (0 ..< 1000) and never repeat, so that
@@ -90,6 +101,13 @@ final class Updates: @unchecked Sendable {  // Used by one benchmark thread at a
 func check(_ actual: UpdatedRecords, id: Int64, score: Int, _ name: String) {
     let expected = UpdatedRecords(insertedCount: 0, updatedCount: 1, deletedCount: 0, firstUpdated: (id, score))
     precondition(actual == expected, "\(name): \(actual), expected \(expected)")
+}
+
+@inline(never)
+func check(_ actual: (inserted: UpdatedRecords, deleted: UpdatedRecords), _ name: String) {
+    let inserted = UpdatedRecords(insertedCount: 1, updatedCount: 0, deletedCount: 0, firstUpdated: nil)
+    let deleted = UpdatedRecords(insertedCount: 0, updatedCount: 0, deletedCount: 1, firstUpdated: nil)
+    precondition(actual.inserted == inserted && actual.deleted == deleted, "\(name): \(actual)")
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -122,6 +140,47 @@ let benchmarks: @Sendable () -> Void = {
             let difference = try fixture.update(id: id, score: score)
             benchmark.stopMeasurement()
             check(difference, id: id, score: score, name)
+        } setup: {
+            _ = fixture()
+        }
+    }
+
+    // A million rows: one updated row, and one row inserted then deleted
+    // (two commits, two differences) before every other row, so that
+    // every kept record moves. GRDB
+    // refetches and merges a million records per commit: a few iterations.
+    let largeConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock],
+        timeUnits: .microseconds,
+        warmupIterations: 1,
+        maxDuration: .seconds(8),
+        maxIterations: 100
+    )
+    let largeFixtures: [(name: String, fixture: @Sendable () -> any DiffFixture)] = [
+        ("ReactiveSQLite", { largeReactiveSQLiteFixture }),
+        ("GRDB", { largeGRDBFixture }),
+        ("GRDBRowDecoding", { largeGRDBRowFixture }),
+    ]
+    for (library, fixture) in largeFixtures {
+        let updateName = "DiffObservation.OneRowUpdate.\(library) n=\(largeRowCount)"
+        let updates = Updates()
+        Benchmark(updateName, configuration: largeConfiguration) { benchmark in
+            let fixture = fixture()
+            let (id, score) = updates.next()
+            benchmark.startMeasurement()
+            let difference = try fixture.update(id: id, score: score)
+            benchmark.stopMeasurement()
+            check(difference, id: id, score: score, updateName)
+        } setup: {
+            _ = fixture()
+        }
+        let insertName = "DiffObservation.OneRowInsertThenDelete.\(library) n=\(largeRowCount)"
+        Benchmark(insertName, configuration: largeConfiguration) { benchmark in
+            let fixture = fixture()
+            benchmark.startMeasurement()
+            let differences = try fixture.insertThenDelete(id: -1)
+            benchmark.stopMeasurement()
+            check(differences, insertName)
         } setup: {
             _ = fixture()
         }

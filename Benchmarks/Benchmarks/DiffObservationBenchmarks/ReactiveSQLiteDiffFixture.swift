@@ -59,6 +59,20 @@ extension ReactiveSQLiteFixtureBase: DiffFixture {
         delivered.wait()
         return latest!
     }
+
+    @inline(never)
+    func insertThenDelete(id: Int64) throws -> (inserted: UpdatedRecords, deleted: UpdatedRecords) {
+        try dbQueue.write { db in
+            try db.execute(sql: "INSERT INTO player (id, name, score) VALUES (?, 'new', 0)", arguments: [id])
+        }
+        delivered.wait()
+        let inserted = latest!
+        try dbQueue.write { db in
+            try db.execute(sql: "DELETE FROM player WHERE id = ?", arguments: [id])
+        }
+        delivered.wait()
+        return (inserted, latest!)
+    }
 }
 
 /// `ValueObservation.trackingSetDifferences(Player.orderByPrimaryKey())`.
