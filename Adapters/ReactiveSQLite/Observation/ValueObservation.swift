@@ -155,6 +155,9 @@ extension ValueObservation {
         fetch: @escaping @Sendable (Request, Database) throws -> Value,
         decode: @escaping @Sendable ([Row]) throws -> Value
     ) -> Self {
+        if !single, let limited = request as? QueryInterfaceRequest<Request.Element>, let topRows = TopRowsFetch(limited) {
+            return trackingTopRows(topRows, of: limited, removeDuplicates: removeDuplicates, decode: decode)
+        }
         guard removeDuplicates else {
             return ValueObservation(
                 tracking: .regions([request]), fetch: { try fetch(request, $0) }, makeReducer: { Self.identity })
@@ -173,6 +176,44 @@ extension ValueObservation {
                     guard let rows = (fetched as? FetchedRows)?.rows else { return nil }
                     if rows == previous { return nil }
                     previous = rows
+                    return try decode(rows)
+                }
+            })
+    }
+
+    /// Observes the rows of a limited request through `topRows`, which
+    /// keeps them after a commit from the rows it holds and the changed
+    /// rows (see `TopRowsFetch`), decoded by `decode`.
+    static func trackingTopRows<Element>(
+        _ topRows: TopRowsFetch<Element>,
+        of request: QueryInterfaceRequest<Element>,
+        removeDuplicates: Bool,
+        decode: @escaping @Sendable ([Row]) throws -> Value
+    ) -> Self {
+        ValueObservation(
+            tracking: .regions([request]),
+            fetch: { db in
+                if let rows = try topRows.fetch(db) { return rows }
+                // The table or the statement do not qualify: the request itself.
+                return FetchedRows(rows: try request.asRequest(of: Row.self).fetchAll(db))
+            },
+            incrementalFetch: topRows.incrementalFetch(),
+            makeReducer: {
+                var previous: [Row]?
+                return { fetched in
+                    let rows: [Row]
+                    if let top = fetched as? TopRows {
+                        rows = top.limitedRows
+                    } else if let fetchedRows = fetched as? FetchedRows {
+                        rows = fetchedRows.rows
+                    } else {
+                        // The fetch returns one of the two: an internal invariant.
+                        return nil
+                    }
+                    if removeDuplicates {
+                        if rows == previous { return nil }
+                        previous = rows
+                    }
                     return try decode(rows)
                 }
             })

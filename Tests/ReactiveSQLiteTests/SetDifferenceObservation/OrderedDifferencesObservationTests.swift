@@ -70,7 +70,9 @@ import Testing
     /// insertions and move destinations in ascending order, then replace
     /// the values at `updates`. Also checks that `updates` names exactly the
     /// positions whose value changed.
-    static func apply(_ difference: OrderedDifference<Ranked>, to old: [Ranked], new: [Ranked]) -> [Ranked]? {
+    static func apply<Element: Identifiable & Equatable>(
+        _ difference: OrderedDifference<Element>, to old: [Element], new: [Element]
+    ) -> [Element]? {
         let removed = Set(difference.deletions + difference.moves.map(\.from))
         var result = old.indices.filter { !removed.contains($0) }.map { old[$0] }
         let sourceByDestination = Dictionary(uniqueKeysWithValues: difference.moves.map { ($0.to, $0.from) })
