@@ -221,6 +221,14 @@ extension ValueObservation {
 
     /// Observes every record of a request, as an array.
     ///
+    /// A `QueryInterfaceRequest` with a limit and no offset (a leaderboard:
+    /// `Player.all().order(sql: "score DESC").limit(10)`) orders the rows
+    /// that tie by rowid, in the direction of its last ordering term, and
+    /// may keep its rows after a commit from the rows it holds and the rows
+    /// the commit changed, instead of running the request again: each value
+    /// is what a fresh fetch of the request with that ordering returns.
+    /// <doc:SetDifferenceObservations> says when, today.
+    ///
     /// - Parameters:
     ///   - request: The observed request.
     ///   - removeDuplicates: When true, a value is delivered only when the raw
@@ -234,7 +242,8 @@ extension ValueObservation {
         }
     }
 
-    /// Observes every row of a request.
+    /// Observes every row of a request. A limited request orders ties by
+    /// rowid, as the observation of records says.
     @inlinable
     public static func trackingAll<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
@@ -242,7 +251,8 @@ extension ValueObservation {
         trackingRows(request, removeDuplicates: removeDuplicates, single: false, fetch: { try $0.fetchAll($1) }) { $0 }
     }
 
-    /// Observes the first column of every row of a request.
+    /// Observes the first column of every row of a request. A limited
+    /// request orders ties by rowid, as for records.
     @inlinable
     public static func trackingAll<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false

@@ -215,9 +215,10 @@ extension KeyedRows {
     ///   - base: Rows of an earlier fetch.
     ///   - rowIDs: The rowids that may have changed since, ascending, unique.
     ///   - changed: The rows of the request among `rowIDs`, now.
-    /// - Complexity: O(k log n + n × c), where k is the number of rowids,
-    ///   n the number of rows and c the number of columns: a binary search
-    ///   per rowid, and a copy of the values of the rows.
+    /// - Complexity: O(k log n + k × b + n / b), where k is the number of
+    ///   rowids, n the number of rows and b the number of rows of a chunk: a
+    ///   binary search per rowid, copies of the chunks the changed rows are
+    ///   in, and the others shared (see `RowValues.appendRows(_:of:)`).
     convenience init?(base: KeyedRows, replacingRowIDs rowIDs: [Int64], with changed: KeyedRows) {
         guard base.keyIndices.count == 1, changed.keyIndices == base.keyIndices, changed.hasSameColumns(as: base)
         else { return nil }

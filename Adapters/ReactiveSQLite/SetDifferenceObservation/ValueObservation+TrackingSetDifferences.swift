@@ -51,9 +51,10 @@ extension ValueObservation {
     ///   order, where n is the number of rows and c the number of columns
     ///   (O(n log n) more when the request does not order them by primary
     ///   key), plus the decoding of the inserted and updated rows. When only
-    ///   the changed rows are refetched: O(k log n) lookups and an O(n × c)
-    ///   copy of values instead of the fetch, where k is the number of
-    ///   changed rows.
+    ///   the changed rows are refetched: O(k log n) lookups and O(k × b + n / b)
+    ///   to build the rows instead of the fetch, where k is the number of
+    ///   changed rows and b the number of rows of a chunk of the kept rows
+    ///   (about 4 096 values), with no copy of the unchanged rows.
     @inlinable
     public static func trackingSetDifferences<Request: FetchRequest>(
         _ request: Request,
@@ -181,9 +182,9 @@ extension ValueObservation {
     ///
     /// Each fetch runs the request restricted to the changed rowids, and
     /// patches the previous rows with what it finds: O(k log n) lookups and
-    /// an O(n × c) copy of the kept rows' values, where k is the number of
-    /// changed rows, n the number of rows and c the number of columns,
-    /// instead of a scan of the table. It gives up (the observation then
+    /// O(k × b + n / b) to build the rows (see `RowValues`: unchanged chunks
+    /// are shared), where k is the number of changed rows, n the number of
+    /// rows and b the rows of a chunk, instead of a scan of the table. It gives up (the observation then
     /// scans) for other tables and statements, and when more than 64 rows
     /// and more than a quarter of the rows changed. Nil too on an SQLite
     /// without `json_each` (`SQLiteFeatures.hasJSON`): the observation scans.

@@ -110,6 +110,42 @@ func check(_ actual: (inserted: UpdatedRecords, deleted: UpdatedRecords), _ name
     precondition(actual.inserted == inserted && actual.deleted == deleted, "\(name): \(actual)")
 }
 
+nonisolated(unsafe) let topRowsFixture: any TopRowsFixture = try! ReactiveSQLiteTopRowsFixture(
+    path: directory + "/top-reactivesqlite.sqlite", rowCount: largeRowCount, refetches: false)
+nonisolated(unsafe) let topRowsRefetchFixture: any TopRowsFixture = try! ReactiveSQLiteTopRowsFixture(
+    path: directory + "/top-reactivesqlite-refetch.sqlite", rowCount: largeRowCount, refetches: true)
+nonisolated(unsafe) let grdbTopRowsFixture: any TopRowsFixture = try! GRDBTopRowsFixture(
+    path: directory + "/top-grdb.sqlite", rowCount: largeRowCount)
+
+/// The changes of the leaderboard benchmarks: a row outside the window
+/// that stays outside, a row that enters the window (a new best score),
+/// and the best row leaving it (a score below every other).
+enum TopRowsChange: String, CaseIterable {
+    case outsideWindow = "OutsideWindow"
+    case entersWindow = "EntersWindow"
+    case leavesWindow = "LeavesWindow"
+}
+
+/// Seeded changes: the same in every run.
+final class TopRowsChanges: @unchecked Sendable {  // Used by one benchmark thread at a time.
+    private var random = SplitMix64(seed: 0x70B5)
+    private var counter = 0
+
+    func next(_ change: TopRowsChange, latestIDs: [Int64]) -> (id: Int64, score: Int) {
+        counter += 1
+        switch change {
+        case .outsideWindow:
+            // Scores below 2 × rows: far from the best ones (up to 4 × rows).
+            return (Int64.random(in: 1...Int64(largeRowCount), using: &random),
+                    Int.random(in: 0..<(2 * largeRowCount), using: &random))
+        case .entersWindow:
+            return (Int64.random(in: 1...Int64(largeRowCount), using: &random), 10 * largeRowCount + counter)
+        case .leavesWindow:
+            return (latestIDs[0], -counter)
+        }
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock],
@@ -145,10 +181,8 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    // A million rows: one updated row, and one row inserted then deleted
-    // (two commits, two differences) before every other row, so that
-    // every kept record moves. GRDB
-    // refetches and merges a million records per commit: a few iterations.
+    // A million rows: GRDB refetches a million records per commit (and
+    // merges them), or scans them for the leaderboard: a few iterations.
     let largeConfiguration = Benchmark.Configuration(
         metrics: [.wallClock],
         timeUnits: .microseconds,
@@ -156,6 +190,37 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(8),
         maxIterations: 100
     )
+    // The leaderboard of a million rows: ReactiveSQLite keeps it from the
+    // rows it holds; with the update hook only, and GRDB, refetch it.
+    let topRowsFixtures: [(name: String, fixture: @Sendable () -> any TopRowsFixture)] = [
+        ("ReactiveSQLite", { topRowsFixture }),
+        ("ReactiveSQLiteRefetch", { topRowsRefetchFixture }),
+        ("GRDB", { grdbTopRowsFixture }),
+    ]
+    for (library, fixture) in topRowsFixtures {
+        for change in TopRowsChange.allCases {
+            let name = "TopRows.\(change.rawValue).\(library) n=\(largeRowCount)"
+            let changes = TopRowsChanges()
+            Benchmark(name, configuration: largeConfiguration) { benchmark in
+                let fixture = fixture()
+                let (id, score) = changes.next(change, latestIDs: fixture.latestIDs)
+                let before = fixture.latestIDs
+                benchmark.startMeasurement()
+                let ids = try fixture.update(id: id, score: score)
+                benchmark.stopMeasurement()
+                switch change {
+                case .outsideWindow: precondition(ids == before || before.contains(id), "\(name): \(ids)")
+                case .entersWindow: precondition(ids.first == id, "\(name): \(ids)")
+                case .leavesWindow: precondition(!ids.contains(id) && ids.count == 10, "\(name): \(ids)")
+                }
+            } setup: {
+                _ = fixture()
+            }
+        }
+    }
+
+    // One updated row, and one row inserted then deleted (two commits, two
+    // differences) before every other row, so that every kept record moves.
     let largeFixtures: [(name: String, fixture: @Sendable () -> any DiffFixture)] = [
         ("ReactiveSQLite", { largeReactiveSQLiteFixture }),
         ("GRDB", { largeGRDBFixture }),

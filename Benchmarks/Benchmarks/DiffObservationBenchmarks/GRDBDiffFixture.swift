@@ -83,11 +83,7 @@ final class GRDBDiffFixture<Player: GRDBPlayerRecord>: DiffFixture, @unchecked S
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         dbQueue = try DatabaseQueue(path: path, configuration: configuration)
         try dbQueue.write { db in
-            try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
-            let statement = try db.cachedStatement(sql: "INSERT INTO player (id, name, score) VALUES (?, ?, ?)")
-            for id in 1...rowCount {
-                try statement.execute(arguments: [id, "Player \(id)", id % 1000])
-            }
+            try createPlayerTable(db, rowCount: rowCount) { $0 % 1000 }
         }
         let observation = ValueObservation.trackingConstantRegion { db in
             try Player.orderByPrimaryKey().fetchAll(db)
@@ -128,5 +124,15 @@ final class GRDBDiffFixture<Player: GRDBPlayerRecord>: DiffFixture, @unchecked S
         }
         delivered.wait()
         return (inserted, latest!)
+    }
+}
+
+/// Creates `player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER
+/// NOT NULL)` with `rowCount` rows, of ids from 1 and scores `score(id)`.
+func createPlayerTable(_ db: Database, rowCount: Int, score: (Int) -> Int) throws {
+    try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
+    let statement = try db.cachedStatement(sql: "INSERT INTO player (id, name, score) VALUES (?, ?, ?)")
+    for id in 1...rowCount {
+        try statement.execute(arguments: [id, "Player \(id)", score(id)])
     }
 }

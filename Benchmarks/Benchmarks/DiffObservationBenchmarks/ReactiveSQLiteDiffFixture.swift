@@ -27,11 +27,7 @@ class ReactiveSQLiteFixtureBase: @unchecked Sendable {
         dbQueue = try DatabaseQueue(path: path, configuration: configuration)
         try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         try dbQueue.write { db in
-            try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
-            let statement = try db.cachedStatement(sql: "INSERT INTO player (id, name, score) VALUES (?, ?, ?)")
-            for id in 1...rowCount {
-                try statement.execute(arguments: [id, "Player \(id)", id % 1000])
-            }
+            try createPlayerTable(db, rowCount: rowCount) { $0 % 1000 }
         }
     }
 
@@ -102,5 +98,15 @@ final class ReactiveSQLiteDecodingDiffFixture: ReactiveSQLiteFixtureBase, @unche
     init(path: String, rowCount: Int) throws {
         try super.init(path: path, rowCount: rowCount)
         start(ValueObservation.trackingAll(ReactiveSQLitePlayer.orderByPrimaryKey()).setDifferences())
+    }
+}
+
+/// Creates `player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER
+/// NOT NULL)` with `rowCount` rows, of ids from 1 and scores `score(id)`.
+func createPlayerTable(_ db: Database, rowCount: Int, score: (Int) -> Int) throws {
+    try db.execute(sql: "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
+    let statement = try db.cachedStatement(sql: "INSERT INTO player (id, name, score) VALUES (?, ?, ?)")
+    for id in 1...rowCount {
+        try statement.execute(arguments: [id, "Player \(id)", score(id)])
     }
 }
