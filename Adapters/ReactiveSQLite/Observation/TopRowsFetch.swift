@@ -91,11 +91,14 @@ struct TopRowsFetch<Element>: Sendable {
 
     /// The request, ordered totally, with the larger limit, and the name of
     /// the rowid column it selects; nil when the table or the statement do
-    /// not qualify. Asked at each fetch: the table may have been dropped and
-    /// created again since.
+    /// not qualify: a view, a missing table (the request's own fetch then
+    /// runs, and fails if it must), a table without `INTEGER PRIMARY KEY`.
+    /// Asked at each fetch: the table may have been dropped and created
+    /// again since.
     private func plan(_ db: Database) throws -> (request: QueryInterfaceRequest<Element>, rowIDColumn: String)? {
-        let schema = try db.existingTableSchema(named: request.tableName)
-        guard case .rowID(column: let column?) = schema.primaryKey else { return nil }
+        guard let schema = try? db.existingTableSchema(named: request.tableName),
+            case .rowID(column: let column?) = schema.primaryKey
+        else { return nil }
         let tieBreaker = SQLLexer.quote(schema.name) + "." + SQLLexer.quote(column) + (isDescending ? " DESC" : "")
         let ordered = request.order(sql: tieBreaker).limit(heldCount)
         let statement = try db.cachedStatement(sql: try ordered.makeSQL(db).sql)

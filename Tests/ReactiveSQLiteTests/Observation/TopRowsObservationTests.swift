@@ -229,6 +229,56 @@ import Testing
         #expect(incrementalCount > 200)
     }
 
+    /// Views, tables without `INTEGER PRIMARY KEY`, requests that do not
+    /// select it, and missing tables: the request's own fetch, as before.
+    @Test(arguments: DatabaseKind.allCases) func otherLimitedRequestsRunTheirOwnFetch(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: """
+            CREATE TABLE item (id INTEGER PRIMARY KEY, score INTEGER, name TEXT NOT NULL);
+            CREATE TABLE tag (score INTEGER, name TEXT NOT NULL);
+            CREATE VIEW bestItem AS SELECT id, score, name FROM item WHERE score > 10;
+            INSERT INTO item (score, name) VALUES (5, 'a'), (20, 'b'), (30, 'c');
+            INSERT INTO tag (score, name) VALUES (1, 'x'), (2, 'y');
+            """)
+        struct Tag: FetchableRecord, TableRecord, Equatable, Sendable {
+            var score: Int
+            var name: String
+            init(row: Row) throws {
+                score = try row["score"]
+                name = try row["name"]
+            }
+        }
+        struct BestItem: FetchableRecord, TableRecord, Equatable, Sendable {
+            static let databaseTableName = "bestItem"
+            var name: String
+            init(row: Row) throws { name = try row["name"] }
+        }
+        let tags = Recorder<[Tag]>()
+        let best = Recorder<[BestItem]>()
+        let cancellables = [
+            ValueObservation.trackingAll(Tag.all().order(sql: "score DESC").limit(1)).start(
+                in: test.writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: tags.append),
+            ValueObservation.trackingAll(BestItem.all().order(sql: "name DESC").limit(1)).start(
+                in: test.writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: best.append),
+        ]
+        defer { cancellables.forEach { $0.cancel() } }
+        try await tags.wait(for: 1)
+        try await best.wait(for: 1)
+        try await test.writer.write { db in
+            try db.execute(sql: "INSERT INTO tag (score, name) VALUES (3, 'z'); INSERT INTO item (score, name) VALUES (40, 'd')")
+        }
+        #expect(try await tags.wait { $0.last?.map(\.name) == ["z"] }.first?.map(\.name) == ["y"])
+        #expect(try await best.wait { $0.last?.map(\.name) == ["d"] }.first?.map(\.name) == ["c"])
+        // A missing table fails the observation with the request's error.
+        struct Missing: FetchableRecord, TableRecord, Sendable {
+            init(row: Row) throws {}
+        }
+        let failed = Signal()
+        let missing = ValueObservation.trackingAll(Missing.all().limit(3)).start(
+            in: test.writer, scheduling: .observationQueue, onError: { _ in failed.open() }, onChange: { _ in })
+        defer { missing.cancel() }
+        try await failed.wait()
+    }
+
     @Test func theDirectionOfTheLastOrderingTerm() {
         #expect(TopRowsFetch<Item>.endsDescending("score DESC"))
         #expect(TopRowsFetch<Item>.endsDescending("a, score desc nulls last"))
