@@ -12,7 +12,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// The rows of the last diff, sorted by key; nil before the first one.
     private var snapshot: KeyedRows?
     /// One record per row of `snapshot`.
-    private var records: [Record] = []
+    private var records = RecordChunks<Record>()
     /// The records the first diff starts from, with the columns they encode
     /// (consumed by the first diff).
     private var initialRecords: [(record: Record, columns: [(name: String, value: DatabaseValue)])]
@@ -60,7 +60,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     ///
     /// - Complexity: O(c) comparisons and decodings, where c is the number
     ///   of read and unused rows, plus, when rows were inserted or deleted,
-    ///   O(c × n) moves of records for a few of them, O(n) copies otherwise.
+    ///   O(c × (b + n / b)) for up to 1 024 of them (b records per chunk),
+    ///   O(n) copies otherwise.
     private mutating func diff(to new: KeyedRows, from old: KeyedRows, reuse: KeyedRows.Reuse) throws -> SetDifference<Record> {
         let comparator = RowKeyComparator(old.rows, keyIndices: old.keyIndices, new.rows, keyIndices: new.keyIndices)
         let hasSameColumns = new.hasSameColumns(as: old)
@@ -105,13 +106,14 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         if unused == read {
             // The kept rows have the same offsets: replace the others in place.
             for (offset, record) in zip(read, readRecords) { records[offset] = record }
-        } else if unused.count + read.count <= 16 {
-            // A few rows inserted or deleted: moves of the records after
-            // them (no reference counting), instead of a copy of every record.
+        } else if unused.count + read.count <= 1_024 {
+            // Rows inserted or deleted: changes of the chunks they fall in
+            // (see `RecordChunks`), instead of a copy of every record.
             for offset in unused.reversed() { records.remove(at: offset) }
             for (offset, record) in zip(read, readRecords) { records.insert(record, at: offset) }
         } else {
-            records = Self.merge(kept: records, unused: unused, read: read, readRecords: readRecords, count: new.rows.count)
+            records = RecordChunks(
+                Self.merge(kept: records.array, unused: unused, read: read, readRecords: readRecords, count: new.rows.count))
         }
         replaceSnapshot(with: new)
         return difference
@@ -162,7 +164,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// The diff of any rows: one merge of the kept rows and the new ones.
     private mutating func mergeDiff(to new: KeyedRows) throws -> SetDifference<Record> {
         let oldRows: RowValues
-        let oldRecords: [Record]
+        let oldRecords: RecordChunks<Record>
         let oldKeyIndices: [Int]
         let hasSameColumns: Bool
         // The initial records whose columns do not give a comparable row:
@@ -175,7 +177,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             oldKeyIndices = snapshot.keyIndices
             hasSameColumns = new.hasSameColumns(as: snapshot)
         } else {
-            (oldRows, oldRecords, incomparable) = try makeInitialSnapshot(layout: new)
+            let initial = try makeInitialSnapshot(layout: new)
+            (oldRows, oldRecords, incomparable) = (initial.rows, RecordChunks(initial.records), initial.incomparable)
             oldKeyIndices = new.keyIndices
             hasSameColumns = true
         }
@@ -193,12 +196,14 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         var row: StatementRow?
         var nextRecords: [Record] = []
         nextRecords.reserveCapacity(newRows.count)
+        // The old records, read once each, in order.
+        var oldRecordIterator = oldRecords.makeIterator()
         var oldIndex = 0
         var newIndex = 0
         while oldIndex < oldRows.count, newIndex < newRows.count {
             let order = comparator.compare(oldIndex, newIndex)
             if order < 0 {
-                difference.deleted.append(oldRecords[oldIndex])
+                difference.deleted.append(oldRecordIterator.next()!)
                 oldIndex += 1
             } else if order > 0 {
                 let record = try new.decodeRecord(newIndex, as: Record.self, reusing: &row)
@@ -206,21 +211,22 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
                 nextRecords.append(record)
                 newIndex += 1
             } else {
+                let oldRecord = oldRecordIterator.next()!
                 let isUpdated = !hasSameColumns || !oldRows.row(oldIndex, equals: newIndex, of: newRows)
                     || (!incomparable.isEmpty && incomparable[oldIndex])
                 if isUpdated {
-                    let record = try updatedRecord(oldRecords[oldIndex], newIndex, new, reusing: &row)
+                    let record = try updatedRecord(oldRecord, newIndex, new, reusing: &row)
                     difference.updated.append(record)
                     nextRecords.append(record)
                 } else {
-                    nextRecords.append(oldRecords[oldIndex])
+                    nextRecords.append(oldRecord)
                 }
                 oldIndex += 1
                 newIndex += 1
             }
         }
         while oldIndex < oldRows.count {
-            difference.deleted.append(oldRecords[oldIndex])
+            difference.deleted.append(oldRecordIterator.next()!)
             oldIndex += 1
         }
         while newIndex < newRows.count {
@@ -230,7 +236,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
             newIndex += 1
         }
         replaceSnapshot(with: new)
-        records = nextRecords
+        records = RecordChunks(nextRecords)
         initialRecords = []
         return difference
     }
@@ -239,7 +245,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     /// table got another primary key): keys do not compare, so every kept
     /// record is deleted and every row inserted.
     private mutating func replaceAll(with new: KeyedRows) throws -> SetDifference<Record> {
-        let deleted = records
+        let deleted = records.array
         var difference = try insertingAll(new)
         difference.deleted = deleted
         return difference
@@ -251,7 +257,7 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         var difference = SetDifference<Record>()
         difference.inserted = try decodeRecords(new)
         replaceSnapshot(with: new)
-        records = difference.inserted
+        records = RecordChunks(difference.inserted)
         return difference
     }
 

@@ -220,7 +220,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // One updated row, and one row inserted then deleted (two commits, two
-    // differences) before every other row, so that every kept record moves.
+    // differences) before every other row: the first chunk of records changes.
     let largeFixtures: [(name: String, fixture: @Sendable () -> any DiffFixture)] = [
         ("ReactiveSQLite", { largeReactiveSQLiteFixture }),
         ("GRDB", { largeGRDBFixture }),
