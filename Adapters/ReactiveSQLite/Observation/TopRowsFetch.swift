@@ -26,10 +26,12 @@ struct TopRows: Sendable {
 /// selects, its filters and orderings are row-local (see
 /// `SQLLexer.isRowLocalFragment` and `Statement.isRowLocal`), its limit is
 /// at most 4 096 rows, and SQLite has `json_each`. The observation then
-/// orders rows that tie by rowid, in the direction of the last ordering
-/// term (`ORDER BY score DESC, id DESC`): a total order, so that each value
-/// is exactly what a fresh fetch of the request with that ordering returns.
-/// An index that serves the request's ordering serves this one too.
+/// orders rows that tie by ascending rowid (`ORDER BY score DESC, id`): a
+/// total order, so that each value is exactly what a fresh fetch of the
+/// request with that ordering returns. It is the order in which SQLite
+/// returns ties when it sorts the rows itself (no index serves the
+/// ordering); an index on the ordering columns still serves the request,
+/// with a sort of the rows that tie.
 ///
 /// Each fetch holds the request's first rows and up to as many more (the
 /// limit, at least 64) with their rowids. After a commit that changed the
@@ -49,8 +51,6 @@ struct TopRowsFetch<Element>: Sendable {
     private let request: QueryInterfaceRequest<Element>
     /// The request's limit.
     let limit: Int
-    /// Whether the last ordering term sorts in descending order.
-    private let isDescending: Bool
 
     /// The number of rows a fetch holds: the limit and as many more, at least 64.
     var heldCount: Int { limit + max(limit, 64) }
@@ -64,29 +64,11 @@ struct TopRowsFetch<Element>: Sendable {
         for filter in request.filters {
             if case .sql(let sql, _) = filter, !SQLLexer.isRowLocalFragment(sql) { return nil }
         }
-        var isDescending = false
         for ordering in request.orderings {
-            switch ordering {
-            case .sql(let sql):
-                guard SQLLexer.isRowLocalFragment(sql) else { return nil }
-                isDescending = Self.endsDescending(sql)
-            case .primaryKey:
-                isDescending = false
-            }
+            if case .sql(let sql) = ordering, !SQLLexer.isRowLocalFragment(sql) { return nil }
         }
         self.request = request
         self.limit = limit.count
-        self.isDescending = isDescending
-    }
-
-    /// Whether the last term of an `ORDER BY` fragment sorts in descending
-    /// order: it ends with `DESC`, or `DESC NULLS FIRST|LAST`.
-    static func endsDescending(_ sql: String) -> Bool {
-        var words = sql.split(whereSeparator: { $0.isWhitespace || $0 == "," }).map { $0.uppercased() }
-        if words.count >= 2, words[words.count - 2] == "NULLS", ["FIRST", "LAST"].contains(words[words.count - 1]) {
-            words.removeLast(2)
-        }
-        return words.last == "DESC"
     }
 
     /// The request, ordered totally, with the larger limit, and the name of
@@ -99,7 +81,7 @@ struct TopRowsFetch<Element>: Sendable {
         guard let schema = try? db.existingTableSchema(named: request.tableName),
             case .rowID(column: let column?) = schema.primaryKey
         else { return nil }
-        let tieBreaker = SQLLexer.quote(schema.name) + "." + SQLLexer.quote(column) + (isDescending ? " DESC" : "")
+        let tieBreaker = SQLLexer.quote(schema.name) + "." + SQLLexer.quote(column)
         let ordered = request.order(sql: tieBreaker).limit(heldCount)
         let statement = try db.cachedStatement(sql: try ordered.makeSQL(db).sql)
         guard statement.isRowLocal, statement.layout.index(ofColumn: column) != nil else { return nil }

@@ -223,8 +223,8 @@ extension ValueObservation {
     ///
     /// A `QueryInterfaceRequest` with a limit and no offset (a leaderboard:
     /// `Player.all().order(sql: "score DESC").limit(10)`) orders the rows
-    /// that tie by rowid, in the direction of its last ordering term, and
-    /// may keep its rows after a commit from the rows it holds and the rows
+    /// that tie by ascending rowid (as SQLite does when no index serves the
+    /// ordering), and may keep its rows after a commit from the rows it holds and the rows
     /// the commit changed, instead of running the request again: each value
     /// is what a fresh fetch of the request with that ordering returns.
     /// <doc:SetDifferenceObservations> says when, today.

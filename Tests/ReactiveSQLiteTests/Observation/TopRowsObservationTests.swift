@@ -30,7 +30,7 @@ import Testing
     static let schema = "CREATE TABLE item (id INTEGER PRIMARY KEY, score INTEGER, name TEXT NOT NULL)"
 
     /// An observed request, and the SQL of a fresh fetch with the ordering
-    /// the observation uses (ties by rowid, in the last term's direction).
+    /// the observation uses (ties by ascending rowid).
     struct Observed: Sendable {
         var request: QueryInterfaceRequest<Item>
         var freshSQL: String
@@ -39,13 +39,13 @@ import Testing
     static let observed: [Observed] = [
         Observed(
             request: Item.all().order(sql: "score DESC").limit(10),
-            freshSQL: "SELECT * FROM item ORDER BY score DESC, id DESC LIMIT 10"),
+            freshSQL: "SELECT * FROM item ORDER BY score DESC, id LIMIT 10"),
         Observed(
             request: Item.all().filter(sql: "score % 3 <> ?", arguments: [1]).order(sql: "score NULLS LAST").limit(5),
             freshSQL: "SELECT * FROM item WHERE score % 3 <> 1 ORDER BY score NULLS LAST, id LIMIT 5"),
         Observed(
             request: Item.all().order(sql: "length(name) DESC, score desc nulls first").limit(1),
-            freshSQL: "SELECT * FROM item ORDER BY length(name) DESC, score DESC NULLS FIRST, id DESC LIMIT 1"),
+            freshSQL: "SELECT * FROM item ORDER BY length(name) DESC, score DESC NULLS FIRST, id LIMIT 1"),
         Observed(
             request: Item.all().order(sql: "name").limit(100),
             freshSQL: "SELECT * FROM item ORDER BY name, id LIMIT 100"),
@@ -279,13 +279,22 @@ import Testing
         try await failed.wait()
     }
 
-    @Test func theDirectionOfTheLastOrderingTerm() {
-        #expect(TopRowsFetch<Item>.endsDescending("score DESC"))
-        #expect(TopRowsFetch<Item>.endsDescending("a, score desc nulls last"))
-        #expect(TopRowsFetch<Item>.endsDescending("score\tDESC NULLS FIRST"))
-        #expect(!TopRowsFetch<Item>.endsDescending("score DESC, name"))
-        #expect(!TopRowsFetch<Item>.endsDescending("score ASC"))
-        #expect(!TopRowsFetch<Item>.endsDescending("description"))
+    /// Without an index on the ordering, SQLite returns ties in rowid
+    /// order: the observation's values equal a plain fetch of the request.
+    @Test func tiesComeInTheOrderOfAPlainFetchWithoutIndex() async throws {
+        let queue = try DatabaseQueue()
+        try await queue.write { db in
+            try db.execute(sql: Self.schema)
+            try db.execute(sql: "INSERT INTO item (id, score, name) VALUES (1, 5, 'a'), (2, 7, 'b'), (3, 5, 'c'), (4, 7, 'd'), (5, 5, 'e'), (6, 9, 'f')")
+        }
+        for request in [Item.all().order(sql: "score DESC").limit(4), Item.all().order(sql: "score").limit(4)] {
+            let plain = try await queue.read { try request.fetchAll($0) }
+            let recorder = Recorder<[Item]>()
+            let cancellable = ValueObservation.trackingAll(request).start(
+                in: queue, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
+            defer { cancellable.cancel() }
+            #expect(try await recorder.wait(for: 1) == [plain])
+        }
     }
 
     @Test func requestsThatDoNotQualifyFetchEverything() {
