@@ -32,13 +32,7 @@ struct RecordChunks<Record> {
 
     /// The chunk of record `offset` (less than `count`), by binary search.
     private func chunkIndex(of offset: Int) -> Int {
-        var low = 0
-        var high = chunks.count - 1
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if starts[middle] <= offset { low = middle } else { high = middle - 1 }
-        }
-        return low
+        starts.chunkIndex(containing: offset, chunkCount: chunks.count)
     }
 
     /// The record at `offset`; O(log c), where c is the number of chunks.

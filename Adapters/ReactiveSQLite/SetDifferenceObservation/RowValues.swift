@@ -63,13 +63,7 @@ struct RowValues: Sendable {
 
     /// The closed chunk of row `row`, by binary search of `chunkStarts`.
     private func closedChunkIndex(ofRow row: Int) -> Int {
-        var low = 0
-        var high = closedChunks.count - 1
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if chunkStarts[middle] <= row { low = middle } else { high = middle - 1 }
-        }
-        return low
+        chunkStarts.chunkIndex(containing: row, chunkCount: closedChunks.count)
     }
 
     /// The storage that holds row `row`, and the offset of the row's first
@@ -327,5 +321,21 @@ struct RowValues: Sendable {
             sorted.appendRow { values[$0] }
         }
         return sorted
+    }
+}
+
+extension Array where Element == Int {
+    /// Given the first offsets of `chunkCount` chunks (ascending; these
+    /// starts may be followed by more), the chunk that holds `offset`: the
+    /// last chunk whose start is not above it. Binary search, for the rows
+    /// of `RowValues` and the records of `RecordChunks`.
+    func chunkIndex(containing offset: Int, chunkCount: Int) -> Int {
+        var low = 0
+        var high = chunkCount - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if self[middle] <= offset { low = middle } else { high = middle - 1 }
+        }
+        return low
     }
 }
