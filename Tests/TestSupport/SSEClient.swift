@@ -29,6 +29,9 @@ public final class SSEClient: Sendable {
         public var body = ""
         /// Whether the server closed the stream (or `disconnect()` was called).
         public var isClosed = false
+        /// Why the stream closed: the last chunk, the end of the stream, or
+        /// a read error (its errno).
+        public var closeReason: String?
         /// The id of the last event that had one.
         public var lastEventID: String?
     }
@@ -77,7 +80,14 @@ public final class SSEClient: Sendable {
             var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 8192)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count <= 0 { break }
+                // A signal (SIGCHLD of the tests' child processes) may
+                // interrupt the read: that ends nothing.
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 {
+                    let ending = count == 0 ? "end of stream" : "read error: errno \(errno)"
+                    state.update { $0.closeReason = $0.closeReason ?? ending }
+                    break
+                }
                 reader.consume(buffer[0..<count])
                 if let readPause {
                     let nanoseconds = readPause.components.seconds * 1_000_000_000 + readPause.components.attoseconds / 1_000_000_000
@@ -112,7 +122,8 @@ public func waitForReplica(
     else {
         let stream = client.state.value
         throw SSEClientError("""
-            the client does not hold the expected rows after \(timeout) (closed: \(stream.isClosed), \
+            the client does not hold the expected rows after \(timeout) (closed: \(stream.isClosed) \
+            (\(stream.closeReason ?? "open")), \
             \(stream.events.count) events, inconsistency: \(stream.replica.inconsistency ?? "none"))
             holds: \(stream.replica.comparableRows)
             expected: \(rows)
@@ -170,7 +181,7 @@ private struct ResponseReader {
             body.removeAll()
             state.update { $0.body += text }
         }
-        if hasEnded { state.update { $0.isClosed = true } }
+        if hasEnded { state.update { $0.isClosed = true; $0.closeReason = $0.closeReason ?? "last chunk" } }
     }
 
     private mutating func decodeBody() {
