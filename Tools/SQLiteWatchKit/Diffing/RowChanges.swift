@@ -4,9 +4,9 @@ import ReactiveSQLite
 ///
 /// Positions are 1-based ranks in a result (position 1 is the first row),
 /// and are only known with `--ordered`. Without it, each list is in key order.
-public struct RowChanges {
+public struct RowChanges: Sendable {
     /// A row that appeared, or disappeared.
-    public struct Entry {
+    public struct Entry: Sendable {
         public var row: Row
         /// The row's position in the new result (insertion) or in the old
         /// one (deletion); nil without `--ordered`.
@@ -14,7 +14,7 @@ public struct RowChanges {
     }
 
     /// A row whose identity persisted and whose values changed.
-    public struct Update {
+    public struct Update: Sendable {
         public var row: Row
         public var previous: Row
         /// The indexes of the columns whose values changed, ascending.
@@ -24,7 +24,7 @@ public struct RowChanges {
     }
 
     /// A row that changed position (`--ordered` only). It may also be updated.
-    public struct Move {
+    public struct Move: Sendable {
         public var row: Row
         public var from: Int
         public var to: Int

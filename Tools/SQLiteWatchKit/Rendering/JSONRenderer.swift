@@ -45,6 +45,27 @@ public struct JSONRenderer: ResultRenderer, Sendable {
         initialResult(columnNames: columnNames, rows: rows)
     }
 
+    /// Writes the `rows` object in parts of about a megabyte.
+    public func streamInitialResult(
+        columnNames: [String], afterColumnsChange: Bool, batches: some Sequence<[Row]>, write: (String) -> Bool
+    ) {
+        let keys = Self.objectKeys(columnNames)
+        var text = "{\"rows\":["
+        var isFirst = true
+        for rows in batches {
+            for row in rows {
+                if !isFirst { text += "," }
+                isFirst = false
+                text += object(row, keys: keys)
+            }
+            if text.utf8.count >= 1 << 20 {
+                guard write(text) else { return }
+                text = ""
+            }
+        }
+        _ = write(text + "]}\n")
+    }
+
     public func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String {
         let keys = Self.objectKeys(columnNames)
         var members = [

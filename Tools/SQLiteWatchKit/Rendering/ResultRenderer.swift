@@ -14,4 +14,26 @@ public protocol ResultRenderer {
     /// The whole new result, after the query's columns changed (a schema
     /// change under `SELECT *`), which makes rows incomparable.
     func columnsChanged(columnNames: [String], rows: [Row]) -> String
+
+    /// The text of `initialResult`, or of `columnsChanged` with
+    /// `afterColumnsChange`, written in consecutive parts, for results too
+    /// large to hold as `Row` values at once.
+    ///
+    /// - Parameters:
+    ///   - batches: The rows, in order, a batch at a time.
+    ///   - write: Called with each part of the text, in order; returns false
+    ///     to stop (the output failed).
+    func streamInitialResult(
+        columnNames: [String], afterColumnsChange: Bool, batches: some Sequence<[Row]>, write: (String) -> Bool)
+}
+
+extension ResultRenderer {
+    /// Collects the rows, and writes the text at once.
+    public func streamInitialResult(
+        columnNames: [String], afterColumnsChange: Bool, batches: some Sequence<[Row]>, write: (String) -> Bool
+    ) {
+        let rows = batches.flatMap { $0 }
+        _ = write(afterColumnsChange
+            ? columnsChanged(columnNames: columnNames, rows: rows) : initialResult(columnNames: columnNames, rows: rows))
+    }
 }

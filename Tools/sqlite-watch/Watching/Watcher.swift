@@ -32,6 +32,12 @@ final class Watcher {
     private var database: DatabaseQueue?
     private var inspection: QueryInspection?
     private var differ: RowDiffer?
+    /// Keeps the rows of a query over one rowid table from the pages that
+    /// commits write (see `RowIDQueryTracker`), when the query qualifies.
+    private var tracker: RowIDQueryTracker?
+    /// Whether the next first value follows a change of the result's
+    /// columns (it is printed as such).
+    private var isAfterColumnsChange = false
     private var cancellable: AnyDatabaseCancellable?
     private var fileMonitor: DatabaseFileMonitor?
     private var changeCount = 0
@@ -90,6 +96,16 @@ final class Watcher {
     private func observe() {
         guard let database else { return }
         isWatching = true
+        if !settings.isOrdered, let inspection {
+            let sql = settings.sql
+            // Any failure here (a lock) leaves the general way, which reports it.
+            if let tracker = try? database.writeWithoutTransaction({ db in
+                try RowIDQueryTracker(sql: sql, inspection: inspection, in: db)
+            }) {
+                observe(with: tracker)
+                return
+            }
+        }
         cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: settings.sql)).start(
             in: database,
             scheduling: .async(onQueue: .main),
@@ -115,7 +131,7 @@ final class Watcher {
                 columnNames: columnNames, rows: rows)
             self.differ = differ
             StandardStreams.note(differ.identity.explanation)
-            write(renderer.initialResult(columnNames: differ.columnNames, rows: rows))
+            writeFirstResult(columnNames: differ.columnNames, batches: CollectionOfOne(rows))
             return
         }
         guard let differ else { return }
@@ -128,10 +144,86 @@ final class Watcher {
             }
             write(renderer.columnsChanged(columnNames: differ.columnNames, rows: rows))
         case .changed(let changes):
-            changeCount += 1
-            write(renderer.changes(changes, number: changeCount, columnNames: differ.columnNames))
-            if let count = settings.count, changeCount >= count {
-                Lifecycle.exit(.success)
+            printChanges(changes, columnNames: differ.columnNames)
+        }
+    }
+
+    private func printChanges(_ changes: RowChanges, columnNames: [String]) {
+        changeCount += 1
+        write(settings.renderer.changes(changes, number: changeCount, columnNames: columnNames))
+        if let count = settings.count, changeCount >= count {
+            Lifecycle.exit(.success)
+        }
+    }
+
+    /// Prints the first result, or the result after its columns changed.
+    private func writeFirstResult(columnNames: [String], batches: some Sequence<[Row]>) {
+        settings.renderer.streamInitialResult(
+            columnNames: columnNames, afterColumnsChange: isAfterColumnsChange, batches: batches,
+            write: { text in
+                write(text)
+                return true
+            })
+        isAfterColumnsChange = false
+    }
+
+    // MARK: - Observing the pages that commits write
+
+    /// Watches with `tracker`: after each commit of another process, it
+    /// reads the rows of the pages the commit wrote.
+    private func observe(with tracker: RowIDQueryTracker) {
+        guard let database else { return }
+        self.tracker = tracker
+        // Registered first, so that no commit after the first fetch goes
+        // unseen. An external commit counts as a change of every region.
+        cancellable = DatabaseRegionObservation(tracking: SQLRequest<Row>(sql: settings.sql)).start(
+            in: database,
+            onError: { [self] error in
+                MainActor.assumeIsolated { retryOrFail(error) { $0.observe() } }
+            },
+            onChange: { [self] db in
+                let refresh = Result { try tracker.refresh(db) }
+                DispatchQueue.main.async { MainActor.assumeIsolated { self.receive(refresh, from: tracker) } }
+            })
+        do {
+            let rows = try database.writeWithoutTransaction { db in
+                try tracker.start(db)
+                return tracker.keptRows
+            }
+            lockReleased()
+            if differ == nil { StandardStreams.note(inspection?.identity.explanation ?? "") }
+            writeFirstResult(columnNames: tracker.columnNames, batches: rows.batches())
+        } catch {
+            cancellable = nil
+            retryOrFail(error) { $0.observe() }
+        }
+    }
+
+    private func receive(_ refresh: Result<RowIDQueryTracker.Refresh, any Error>, from tracker: RowIDQueryTracker) {
+        guard tracker === self.tracker else { return }
+        switch refresh {
+        case .success(.unchanged):
+            lockReleased()
+        case .success(.changed(let changes)):
+            lockReleased()
+            printChanges(changes, columnNames: tracker.columnNames)
+        case .success(.columnsChanged):
+            // Inspect the query again: its key may have moved, or gone.
+            self.tracker = nil
+            cancellable = nil
+            isAfterColumnsChange = true
+            connect()
+        case .failure(let error):
+            retryOrFail(error) { watcher in
+                guard let database = watcher.database, tracker === watcher.tracker else { return }
+                Task { @MainActor in
+                    do {
+                        let refresh = try await database.writeWithoutTransaction { db in try tracker.refresh(db) }
+                        watcher.receive(.success(refresh), from: tracker)
+                    } catch {
+                        watcher.receive(.failure(error), from: tracker)
+                    }
+                }
             }
         }
     }

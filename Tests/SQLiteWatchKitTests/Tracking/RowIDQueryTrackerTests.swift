@@ -1,0 +1,206 @@
+import DatabaseTestSupport
+import Foundation
+import ReactiveSQLite
+import SQLiteWatchKit
+import Testing
+import TestSupport
+
+/// `RowIDQueryTracker` against fresh fetches: the commits of another
+/// connection to a WAL database, random, and after each refresh the kept
+/// rows, and the rows a client rebuilds from the reported changes, equal
+/// what the query returns.
+@Suite struct RowIDQueryTrackerTests {
+    static let queries = [
+        "SELECT * FROM item",
+        "SELECT id, name FROM item WHERE score % 3 = 0",
+        "SELECT score * 2 AS double, upper(typeof(name)) AS kind, id FROM item WHERE score > 40 -- a comment",
+    ]
+
+    /// A WAL database of small pages (512 bytes: a deep tree from a few
+    /// thousand rows, and overflow pages from rows of a few hundred bytes),
+    /// its writer, and a read-only connection such as the tool's.
+    struct Fixture {
+        let test: TestDatabase
+        let watcher: DatabaseQueue
+
+        init(rows: Int) throws {
+            test = try DatabaseKind.pool.make(sql: "SELECT 1")
+            try test.writer.writeWithoutTransaction { db in
+                try db.execute(sql: """
+                    PRAGMA journal_mode = DELETE;
+                    PRAGMA page_size = 512;
+                    VACUUM;
+                    PRAGMA journal_mode = WAL;
+                    CREATE TABLE item(id INTEGER PRIMARY KEY, name, score INTEGER);
+                    CREATE TABLE other(a, b);
+                    """)
+                try db.execute(sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                    INSERT INTO item SELECT i, 'item ' || i, i % 100 FROM n
+                    """, arguments: [rows])
+            }
+            var configuration = Configuration()
+            configuration.readonly = true
+            #if SQLCipher
+            configuration = TestDatabase.encrypted(configuration)
+            #endif
+            watcher = try DatabaseQueue(path: test.path!, configuration: configuration)
+        }
+
+        func tracker(_ sql: String) throws -> RowIDQueryTracker? {
+            try watcher.writeWithoutTransaction { db in
+                try RowIDQueryTracker(sql: sql, inspection: QueryInspection(sql: sql, keys: [], in: db), in: db)
+            }
+        }
+
+        /// The query's rows, by key, fetched afresh.
+        func freshRows(_ sql: String, keyIndex: Int) throws -> [Int64: Row] {
+            let rows = try watcher.read { db in try SQLRequest<Row>(sql: sql).fetchAll(db) }
+            return Dictionary(uniqueKeysWithValues: try rows.map { row in (try row[keyIndex] as Int64, row) })
+        }
+    }
+
+    /// One random transaction (or statement) of the writer.
+    static func randomChange(using random: inout SplitMix64) -> String {
+        let id = Int.random(in: 1...2_200, using: &random)
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<25: return "UPDATE item SET score = \(Int.random(in: 0..<100, using: &random)) WHERE id = \(id)"
+        case 25..<35: return "DELETE FROM item WHERE id = \(id)"
+        case 35..<40: return "DELETE FROM item WHERE id BETWEEN \(id) AND \(id + Int.random(in: 1...200, using: &random))"
+        case 40..<48: return "INSERT OR REPLACE INTO item VALUES (\(id), 'new \(id)', \(id % 100))"
+        // Rowid reuse: the largest rowid deleted, then a row without id.
+        case 48..<52: return "DELETE FROM item WHERE id = (SELECT max(id) FROM item); INSERT INTO item (name, score) VALUES ('reused', 7)"
+        // Rows that overflow their page, then changes of their overflow pages only.
+        case 52..<58: return "UPDATE item SET name = randomblob(1500) WHERE id = \(id)"
+        case 58..<64: return "UPDATE item SET name = substr(name, 1, 1000) || randomblob(500) WHERE id IN (SELECT id FROM item WHERE length(name) = 1500 LIMIT 3)"
+        case 64..<70: return "UPDATE item SET name = 'short' WHERE id IN (SELECT id FROM item WHERE length(name) = 1500 LIMIT 1)"
+        case 70..<76: return "BEGIN; UPDATE item SET score = 1 WHERE id = \(id); SAVEPOINT s; DELETE FROM item WHERE id < \(id); ROLLBACK TO s; RELEASE s; COMMIT"
+        case 76..<80: return "BEGIN; SAVEPOINT s; INSERT INTO item (name, score) VALUES ('kept', 3); RELEASE s; COMMIT"
+        case 80..<84: return "INSERT INTO other VALUES (randomblob(300), \(id))"
+        case 84..<87: return "PRAGMA wal_checkpoint(\(["PASSIVE", "RESTART", "TRUNCATE"][Int.random(in: 0..<3, using: &random)]))"
+        case 87..<89: return "VACUUM"
+        case 89..<91: return "CREATE INDEX IF NOT EXISTS item_score ON item(score)"
+        case 91..<93: return "DROP INDEX IF EXISTS item_score"
+        case 93..<95: return "UPDATE item SET score = score + 1 WHERE id % 7 = \(id % 7)"
+        default: return "INSERT INTO item (name, score) SELECT 'many', id % 100 FROM item WHERE id % 50 = \(id % 50)"
+        }
+    }
+
+    static func inKeyOrder(_ rows: [Int64: Row]) -> [Row] {
+        rows.keys.sorted().compactMap { rows[$0] }
+    }
+
+    @Test(arguments: queries)
+    func keptRowsEqualAFreshFetchAfterEveryRefresh(sql: String) throws {
+        let fixture = try Fixture(rows: 2_000)
+        let tracker = try #require(try fixture.tracker(sql))
+        let keyIndex = try #require(tracker.columnNames.firstIndex(of: "id"))
+        try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
+        var replica = try fixture.freshRows(sql, keyIndex: keyIndex)
+        #expect(tracker.keptRows.all == Self.inKeyOrder(replica))
+
+        var random = SplitMix64(seed: UInt64(sql.utf8.count))
+        for step in 0..<150 {
+            var statements: [String] = []
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                statements.append(Self.randomChange(using: &random))
+                try fixture.test.writer.writeSQLWithoutTransaction(statements[statements.count - 1])
+            }
+            let refresh = try fixture.watcher.writeWithoutTransaction { db in try tracker.refresh(db) }
+            if case .changed(let changes) = refresh {
+                for entry in changes.deleted {
+                    #expect(replica.removeValue(forKey: try entry.row[keyIndex]) != nil, "step \(step): deleted a missing row")
+                }
+                for entry in changes.inserted {
+                    #expect(replica.updateValue(entry.row, forKey: try entry.row[keyIndex]) == nil, "step \(step): inserted a present row")
+                }
+                for update in changes.updated {
+                    let key: Int64 = try update.row[keyIndex]
+                    #expect(replica[key] == update.previous, "step \(step): updated from other values")
+                    replica[key] = update.row
+                }
+            } else {
+                #expect(refresh.isUnchanged, "step \(step)")
+            }
+            let fresh = try fixture.freshRows(sql, keyIndex: keyIndex)
+            let kept = tracker.keptRows.all
+            guard replica == fresh, kept == Self.inKeyOrder(fresh) else {
+                let wrong = Set(replica.keys).union(fresh.keys).filter { replica[$0] != fresh[$0] }.sorted()
+                let examples = wrong.prefix(3).map { key in
+                    "\(replica[key].map(String.init(describing:)) ?? "nil") instead of \(fresh[key].map(String.init(describing:)) ?? "nil")"
+                }
+                Issue.record("""
+                    step \(step), after \(statements), \(tracker.statistics): \(wrong.count) rows differ from a fresh \
+                    fetch, keys \(wrong.prefix(20)): \(examples); kept rows equal: \(kept == Self.inKeyOrder(fresh))
+                    """)
+                return
+            }
+        }
+        #if SQLCipher
+        // Encrypted pages cannot be read from the files: every refresh fetches all.
+        #expect(tracker.statistics.incremental == 0)
+        #else
+        // Most refreshes read the written pages only (VACUUM, big changes,
+        // restarts of the log between two refreshes fetch everything).
+        #expect(tracker.statistics.incremental > 120, "\(tracker.statistics)")
+        #endif
+    }
+
+    @Test func aRefreshReadsTheRowsOfTheWrittenPagesOnly() throws {
+        let fixture = try Fixture(rows: 20_000)
+        let tracker = try #require(try fixture.tracker("SELECT * FROM item"))
+        try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
+        try fixture.test.writer.writeSQL("UPDATE item SET score = -1 WHERE id = 12345")
+        let refresh = try fixture.watcher.writeWithoutTransaction { db in try tracker.refresh(db) }
+        guard case .changed(let changes) = refresh else { Issue.record("\(refresh)"); return }
+        #expect(try changes.updated.map { try $0.row["id"] as Int64 } == [12345])
+        #expect(changes.updated.first?.changedColumns == [2])
+        #if !SQLCipher
+        #expect(tracker.statistics.incremental == 1)
+        // The rows of one leaf of 512 bytes, not 20 000.
+        #expect(tracker.statistics.rowsRead < 40, "\(tracker.statistics)")
+        #endif
+    }
+
+    @Test func otherQueriesAreNotTracked() throws {
+        let fixture = try Fixture(rows: 10)
+        for sql in [
+            "SELECT * FROM item LIMIT 5",
+            "SELECT * FROM item WHERE score > (SELECT avg(score) FROM item)",
+            "SELECT DISTINCT * FROM item",
+            "SELECT id, sum(score) OVER () FROM item",
+            "SELECT * FROM item UNION ALL SELECT * FROM item",
+            "SELECT name FROM item",
+            "SELECT * FROM item WHERE EXISTS (SELECT 1 FROM other WHERE b = item.id)",
+        ] {
+            #expect(try fixture.tracker(sql) == nil, "\(sql)")
+        }
+    }
+
+    @Test func aDatabaseInRollbackModeIsNotTracked() throws {
+        let test = try DatabaseKind.fileQueue.make(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, name)")
+        let tracker = try test.writer.writeWithoutTransaction { db in
+            try RowIDQueryTracker(
+                sql: "SELECT * FROM item", inspection: QueryInspection(sql: "SELECT * FROM item", keys: [], in: db), in: db)
+        }
+        #expect(tracker == nil)
+    }
+
+    @Test func newColumnsEndTheTracking() throws {
+        let fixture = try Fixture(rows: 100)
+        let tracker = try #require(try fixture.tracker("SELECT * FROM item"))
+        try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
+        try fixture.test.writer.writeSQL("ALTER TABLE item ADD COLUMN extra")
+        let refresh = try fixture.watcher.writeWithoutTransaction { db in try tracker.refresh(db) }
+        guard case .columnsChanged = refresh else { Issue.record("\(refresh)"); return }
+        let after = try fixture.watcher.writeWithoutTransaction { db in try tracker.refresh(db) }
+        #expect(after.isUnchanged)
+    }
+}
+
+extension RowIDQueryTracker.Refresh {
+    var isUnchanged: Bool {
+        if case .unchanged = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import ReactiveSQLite
+
+/// Keeps the result of a query over one rowid table, keyed by the table's
+/// `INTEGER PRIMARY KEY`, up to date after the commits of other processes
+/// to a WAL database by reading again only the rows whose pages the
+/// commits wrote (see `TablePageTracker`), and tells what changed.
+///
+/// It serves queries whose rows each depend on one row of the table: the
+/// query restricted to a list of keys
+/// (`SELECT * FROM (query) WHERE key IN (...)`) must run as lookups of
+/// the table's rowids and nothing else, which SQLite's plan tells (no
+/// subquery reading a table, no `LIMIT`, aggregate, window, `DISTINCT` or
+/// compound query). Other queries, and databases not in WAL mode, get nil
+/// from `init`: watch them by fetching again.
+///
+/// When the changes cannot be known from the pages (a schema change, the
+/// log restarted more than once between two refreshes, an unreadable
+/// log), a refresh fetches the whole result and compares it with the kept
+/// one: the result is exact either way.
+///
+/// The rows are kept as `EncodedRows`, not as `Row` values.
+///
+/// `@unchecked Sendable`: it is only used in accesses of one database
+/// connection, which its queue serializes (the watcher's `DatabaseQueue`).
+package final class RowIDQueryTracker: @unchecked Sendable {
+    /// The outcome of a refresh.
+    package enum Refresh: Sendable {
+        case unchanged
+        case changed(RowChanges)
+        /// The result has other columns (a schema change under
+        /// `SELECT *`): the tracker stops there (its refreshes tell
+        /// nothing more); inspect the query again, and watch it anew.
+        case columnsChanged
+    }
+
+    /// How refreshes went so far, for tests and measurements.
+    package struct Statistics: Sendable {
+        /// Refreshes that read the rows of the written pages only.
+        package var incremental = 0
+        /// Refreshes that fetched the whole result.
+        package var full = 0
+        /// Rows read again by incremental refreshes.
+        package var rowsRead = 0
+    }
+
+    package let columnNames: [String]
+    package private(set) var statistics = Statistics()
+    private let sql: String
+    private let restrictedSQL: String
+    private let keyIndex: Int
+    private var pages: TablePageTracker
+    private var rows = EncodedRows()
+    private let rowMaker: RowMaker
+    private var isStarted = false
+
+    /// A tracker of `sql`, whose rows `inspection` identifies by the
+    /// primary key of one table; nil when the query or the database does
+    /// not qualify (see the type's documentation).
+    ///
+    /// - Parameter db: A connection outside of any transaction.
+    package init?(sql: String, inspection: QueryInspection, in db: Database) throws {
+        guard case .primaryKey(let table, let keyColumns) = inspection.identity, keyColumns.count == 1,
+            let keyIndex = inspection.identity.columnIndexes(in: inspection.columnNames)?.first,
+            let pages = try TablePageTracker(table: table, in: db)
+        else { return nil }
+        let key = "\"" + inspection.columnNames[keyIndex].replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // New lines: a query that ends with a `--` comment.
+        let restrictedSQL = "SELECT * FROM (\n\(sql)\n) WHERE \(key) IN (SELECT value FROM json_each(?))"
+        guard let statement = try? db.makeStatement(sql: restrictedSQL), statement.columnNames == inspection.columnNames,
+            try Self.looksUpRowIDsOnly(restrictedSQL, in: db)
+        else { return nil }
+        self.sql = sql
+        self.restrictedSQL = restrictedSQL
+        self.keyIndex = keyIndex
+        self.pages = pages
+        self.columnNames = inspection.columnNames
+        self.rowMaker = RowMaker(columnNames: inspection.columnNames)
+    }
+
+    /// Whether SQLite runs the restricted query as rowid lookups of one
+    /// table, with no other table access: then each result row depends on
+    /// its table row only.
+    private static func looksUpRowIDsOnly(_ sql: String, in db: Database) throws -> Bool {
+        let plan = try SQLRequest<Row>(sql: "EXPLAIN QUERY PLAN \(sql)", arguments: ["[]"]).fetchAll(db)
+        var lookups = 0
+        for step in plan {
+            let detail: String = try step["detail"]
+            if detail.hasPrefix("SEARCH "), detail.hasSuffix(" USING INTEGER PRIMARY KEY (rowid=?)") {
+                lookups += 1
+            } else if !(detail.hasPrefix("LIST SUBQUERY ") || detail.hasPrefix("SCAN json_each VIRTUAL TABLE")) {
+                return false
+            }
+        }
+        return lookups == 1
+    }
+
+    // MARK: - Reading
+
+    /// Fetches the whole result, in a read transaction of its own, and
+    /// keeps it.
+    ///
+    /// - Parameter db: A connection outside of any transaction.
+    package func start(_ db: Database) throws {
+        try inSnapshot(db) { snapshot in
+            rows = try fetchAll(db)
+            try pages.start(db, snapshot: snapshot)
+        }
+        isStarted = true
+    }
+
+    /// The rows kept, in key order: a copy that stays as it is while the
+    /// tracker goes on (the storage is shared until the tracker changes).
+    package var keptRows: KeptRows { KeptRows(rows: rows, rowMaker: rowMaker) }
+
+    /// Rows kept by a tracker, made into `Row` values on demand.
+    package struct KeptRows: Sendable {
+        fileprivate let rows: EncodedRows
+        fileprivate let rowMaker: RowMaker
+
+        package var count: Int { rows.count }
+
+        /// The rows, in key order, `size` at a time (each batch is made
+        /// when it is read).
+        package func batches(size: Int = 1024) -> some Sequence<[Row]> {
+            stride(from: 0, to: rows.count, by: size).lazy.map { [rows, rowMaker] start in
+                (start..<min(start + size, rows.count)).map { rowMaker.row(rows.values(at: $0)) }
+            }
+        }
+
+        /// All the rows, in key order.
+        package var all: [Row] { Array(batches().joined()) }
+    }
+
+    /// Brings the kept result to the database's current state, and tells
+    /// what changed.
+    ///
+    /// - Parameter db: A connection outside of any transaction.
+    package func refresh(_ db: Database) throws -> Refresh {
+        guard isStarted else { return .unchanged }
+        return try inSnapshot(db) { snapshot in
+            if let changes = try pages.changes(db, snapshot: snapshot) {
+                statistics.incremental += 1
+                return try apply(changes, in: db)
+            }
+            statistics.full += 1
+            // The key's place depends on the columns: check them first.
+            guard try db.makeStatement(sql: sql).columnNames == columnNames else {
+                isStarted = false
+                return .columnsChanged
+            }
+            let fetched = try fetchAll(db)
+            try pages.start(db, snapshot: snapshot)
+            return replaceRows(with: fetched)
+        }
+    }
+
+    private func inSnapshot<T>(_ db: Database, _ body: (WALIndexHeader?) throws -> T) throws -> T {
+        let snapshot = try TablePageTracker.beginSnapshot(db)
+        do {
+            let result = try body(snapshot)
+            try db.execute(sql: "COMMIT")
+            return result
+        } catch {
+            try? db.execute(sql: "ROLLBACK")
+            throw error
+        }
+    }
+
+    private func fetchAll(_ db: Database) throws -> EncodedRows {
+        var fetched = EncodedRows()
+        let keyIndex = self.keyIndex
+        try SQLRequest<Row>(sql: sql).fetchCursor(db).forEach { row in
+            let values = row.databaseValues
+            fetched.append(key: try Self.key(of: values, at: keyIndex), values: values)
+        }
+        guard fetched.sortByKey() else { throw Self.unexpected("two rows have the same rowid") }
+        return fetched
+    }
+
+    private static func key(of values: [DatabaseValue], at index: Int) throws -> Int64 {
+        guard index < values.count, case .integer(let key) = values[index].storage else {
+            throw unexpected("a row has no integer key")
+        }
+        return key
+    }
+
+    private static func unexpected(_ message: String) -> DatabaseError {
+        DatabaseError(resultCode: .SQLITE_ERROR, message: "sqlite-watch cannot track the query: \(message)")
+    }
+
+    // MARK: - Differences
+
+    /// Reads again the rows `changes` names, and applies them.
+    private func apply(_ changes: TablePageTracker.Changes, in db: Database) throws -> Refresh {
+        var candidates = Set(changes.rowIDs)
+        for range in changes.ranges {
+            var index = rows.lowerBound(of: range.lowerBound)
+            while index < rows.count, rows.keys[index] <= range.upperBound {
+                candidates.insert(rows.keys[index])
+                index += 1
+            }
+        }
+        guard !candidates.isEmpty else { return .unchanged }
+        statistics.rowsRead += candidates.count
+        let sorted = candidates.sorted()
+        var fetched: [Int64: [DatabaseValue]] = [:]
+        var start = 0
+        while start < sorted.count {
+            let batch = sorted[start..<min(start + 10_000, sorted.count)]
+            let list = "[" + batch.map(String.init).joined(separator: ",") + "]"
+            try SQLRequest<Row>(sql: restrictedSQL, arguments: [list]).fetchCursor(db).forEach { row in
+                let values = row.databaseValues
+                fetched[try Self.key(of: values, at: keyIndex)] = values
+            }
+            start += batch.count
+        }
+        var result = RowChanges()
+        var encoded: [UInt8] = []
+        for key in sorted {
+            let oldIndex = rows.index(of: key)
+            switch (oldIndex, fetched[key]) {
+            case (nil, nil):
+                continue
+            case (let oldIndex?, nil):
+                result.deleted.append(RowChanges.Entry(row: rowMaker.row(rows.values(at: oldIndex)), position: nil))
+                rows.remove(key: key)
+            case (nil, let values?):
+                result.inserted.append(RowChanges.Entry(row: rowMaker.row(values), position: nil))
+                encoded.removeAll(keepingCapacity: true)
+                EncodedRows.encode(values, into: &encoded)
+                rows.set(key: key, encoded: encoded)
+            case (let oldIndex?, let values?):
+                encoded.removeAll(keepingCapacity: true)
+                EncodedRows.encode(values, into: &encoded)
+                guard !rows.encodedRow(at: oldIndex).elementsEqual(encoded) else { continue }
+                let previous = rowMaker.row(rows.values(at: oldIndex))
+                let row = rowMaker.row(values)
+                result.updated.append(RowChanges.Update(
+                    row: row, previous: previous, changedColumns: row.changedColumns(from: previous), position: nil))
+                rows.set(key: key, encoded: encoded)
+            }
+        }
+        return result.isEmpty ? .unchanged : .changed(result)
+    }
+
+    /// Replaces the kept rows with a whole new result, and tells the difference.
+    private func replaceRows(with fetched: EncodedRows) -> Refresh {
+        let old = rows
+        rows = fetched
+        var result = RowChanges()
+        var oldIndex = 0
+        var newIndex = 0
+        while oldIndex < old.count || newIndex < fetched.count {
+            let oldKey = oldIndex < old.count ? old.keys[oldIndex] : nil
+            let newKey = newIndex < fetched.count ? fetched.keys[newIndex] : nil
+            if let oldKey, newKey.map({ oldKey < $0 }) ?? true {
+                result.deleted.append(RowChanges.Entry(row: rowMaker.row(old.values(at: oldIndex)), position: nil))
+                oldIndex += 1
+            } else if let newKey, oldKey.map({ newKey < $0 }) ?? true {
+                result.inserted.append(RowChanges.Entry(row: rowMaker.row(fetched.values(at: newIndex)), position: nil))
+                newIndex += 1
+            } else {
+                if !old.encodedRow(at: oldIndex).elementsEqual(fetched.encodedRow(at: newIndex)) {
+                    let previous = rowMaker.row(old.values(at: oldIndex))
+                    let row = rowMaker.row(fetched.values(at: newIndex))
+                    result.updated.append(RowChanges.Update(
+                        row: row, previous: previous, changedColumns: row.changedColumns(from: previous), position: nil))
+                }
+                oldIndex += 1
+                newIndex += 1
+            }
+        }
+        return result.isEmpty ? .unchanged : .changed(result)
+    }
+}
