@@ -31,6 +31,27 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def memory_kb(pid):
+    """Resident set size and its peak, in KB, from /proc/PID/status."""
+    fields = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                fields[name] = int(value.split()[0])
+    return fields.get("VmRSS", 0), fields.get("VmHWM", 0)
+
+
+def table_bytes(connection, table):
+    """The table's size in SQLite's own encoding: its b-tree's pages (dbstat
+    when compiled in, else the whole file)."""
+    try:
+        return connection.execute("SELECT sum(pgsize) FROM dbstat WHERE name = ?", (table,)).fetchone()[0]
+    except sqlite3.OperationalError:
+        count = connection.execute("PRAGMA page_count").fetchone()[0]
+        return count * connection.execute("PRAGMA page_size").fetchone()[0]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tool", default=".build/release/sqlite-watch")
@@ -55,7 +76,7 @@ def main():
         [arguments.tool, path, "SELECT * FROM item", "--format", "json"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     stdout = process.stdout.fileno()
-    buffer = b""
+    buffer = bytearray()
 
     def read_lines(timeout):
         nonlocal buffer
@@ -67,8 +88,12 @@ def main():
             if not data:
                 sys.exit("sqlite-watch ended")
             buffer += data
-            *complete, buffer = buffer.split(b"\n")
-            lines = [(now, line) for line in complete]
+            # Split only when a line ends: the first line (the rows) can be
+            # tens of megabytes, read 64 KB at a time.
+            if b"\n" in data:
+                *complete, rest = bytes(buffer).split(b"\n")
+                buffer = bytearray(rest)
+                lines = [(now, line) for line in complete]
         return lines
 
     first = None
@@ -76,6 +101,7 @@ def main():
         for now, line in read_lines(60):
             if line.startswith(b'{"rows"'):
                 first = now - started
+    rss_first, _ = memory_kb(process.pid)
     marker = re.compile(rb'"name":"m(\d+)"')
     samples = []
     for k in range(arguments.commits):
@@ -90,6 +116,8 @@ def main():
                     seen = True
         time.sleep(arguments.interval)
 
+    rss_after, rss_peak = memory_kb(process.pid)
+    size = table_bytes(writer, "item")
     cpu_before = cpu_seconds(process.pid)
     time.sleep(arguments.idle)
     cpu_after = cpu_seconds(process.pid)
@@ -103,6 +131,8 @@ def main():
     print(f"first rows: {first * 1000:.0f} ms")
     print(f"commit to line: median {statistics.median(samples):.1f} ms, p90 {p90:.1f} ms, max {samples[-1]:.1f} ms "
           f"({len(samples)} of {arguments.commits} seen)")
+    print(f"table in SQLite's encoding: {size / 1e6:.1f} MB; watcher RSS after the first rows {rss_first / 1e3:.0f} MB, "
+          f"after the commits {rss_after / 1e3:.0f} MB ({rss_after * 1e3 / size:.2f}x the table), peak {rss_peak / 1e3:.0f} MB")
     print(f"idle CPU over {arguments.idle:.0f} s: {(cpu_after - cpu_before) / arguments.idle * 100:.2f} % of one core")
 
 
