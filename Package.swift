@@ -130,12 +130,15 @@ let package = Package(
             ],
             path: "Adapters/ReactiveSQLiteServer", swiftSettings: strictWarnings),
 
+        // glibc's malloc_trim, which Swift's Glibc module does not declare.
+        .target(name: "CMemory", path: "Tools/CMemory"),
+
         // The main job: watch a live query on any database file (a thin
         // command line over SQLiteWatchKit), or serve it (`--serve`, trait Server).
         .executableTarget(
             name: "sqlite-watch",
             dependencies: [
-                "ReactiveSQLite", "SQLiteWatchKit",
+                "ReactiveSQLite", "SQLiteWatchKit", "CMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "ReactiveSQLiteServer", condition: .when(traits: ["Server"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),

@@ -1,12 +1,16 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `sqlite-watch DATABASE SQL` prints the current rows, then each change
 /// committed by another process (the `sqlite3` shell).
 @Suite(.timeLimit(.minutes(3)))
 struct WatchingTests {
-    @Test func theTablePrintsTheRowsThenInsertedUpdatedAndDeletedRows() async throws {
-        let database = try await WatchedDatabase.players()
+    /// In WAL mode, the rows of the pages a commit wrote are read again
+    /// (see `RowIDQueryTracker`); in rollback mode, the whole result.
+    @Test(arguments: ["delete", "wal"])
+    func theTablePrintsTheRowsThenInsertedUpdatedAndDeletedRows(journalMode: String) async throws {
+        let database = try await WatchedDatabase.players(journalMode: journalMode)
         let watch = try database.watch("SELECT * FROM player", "--count", "1")
         try await watch.waitForOutput(containing: "(3 rows)")
         try await database.execute("""
@@ -39,8 +43,11 @@ struct WatchingTests {
         #expect(watch.errorText == "sqlite-watch: rows are identified by the primary key of player (id)\n")
     }
 
-    @Test func jsonPrintsOneObjectPerLine() async throws {
-        let database = try await WatchedDatabase.players()
+    /// In WAL mode, the rows of the pages a commit wrote are read again
+    /// (see `RowIDQueryTracker`); in rollback mode, the whole result.
+    @Test(arguments: ["delete", "wal"])
+    func jsonPrintsOneObjectPerLine(journalMode: String) async throws {
+        let database = try await WatchedDatabase.players(journalMode: journalMode)
         let watch = try database.watch("SELECT * FROM player", "--format", "json", "--count", "2")
         try await watch.waitForOutput(containing: "{\"rows\":")
         try await database.execute("INSERT INTO player (id, name, team, score) VALUES (4, 'Dan', 'blue', 50)")
@@ -100,8 +107,11 @@ struct WatchingTests {
             """)
     }
 
-    @Test func countExitsAfterThatManyChanges() async throws {
-        let database = try await WatchedDatabase.players()
+    /// In WAL mode, the rows of the pages a commit wrote are read again
+    /// (see `RowIDQueryTracker`); in rollback mode, the whole result.
+    @Test(arguments: ["delete", "wal"])
+    func countExitsAfterThatManyChanges(journalMode: String) async throws {
+        let database = try await WatchedDatabase.players(journalMode: journalMode)
         let watch = try database.watch("SELECT * FROM player", "--count", "2")
         try await watch.waitForOutput(containing: "(3 rows)")
         try await database.execute("UPDATE player SET score = 1 WHERE id = 1")
@@ -115,8 +125,10 @@ struct WatchingTests {
         #expect(watch.outputText.contains("| updated |  1 | Arthur | red  | 1 → 2 |"))
     }
 
-    @Test func aSchemaChangeShowsTheNewColumnsThenGoesOn() async throws {
-        let database = try await WatchedDatabase("CREATE TABLE t (id INTEGER PRIMARY KEY, a); INSERT INTO t VALUES (1, 'x')")
+    @Test(arguments: ["delete", "wal"])
+    func aSchemaChangeShowsTheNewColumnsThenGoesOn(journalMode: String) async throws {
+        let database = try await WatchedDatabase(
+            "PRAGMA journal_mode = \(journalMode); CREATE TABLE t (id INTEGER PRIMARY KEY, a); INSERT INTO t VALUES (1, 'x')")
         let watch = try database.watch("SELECT * FROM t", "--count", "1")
         try await watch.waitForOutput(containing: "(1 row)")
         try await database.execute("ALTER TABLE t ADD COLUMN b DEFAULT 7")
@@ -145,6 +157,45 @@ struct WatchingTests {
             +---------+----+---+-------+
 
             """)
+    }
+
+    /// Thousands of rows in WAL mode, and random commits of other processes
+    /// (some rewrite every page, some restart the log): a reader that
+    /// applies each JSON line holds what a fresh query returns.
+    @Test func aLargeResultFollowsRandomCommitsOfOtherProcesses() async throws {
+        let database = try await WatchedDatabase("""
+            PRAGMA journal_mode = wal;
+            CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, score INTEGER);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+            INSERT INTO item SELECT i, 'item ' || i, i % 100 FROM n;
+            """)
+        let sql = "SELECT id, name, score FROM item WHERE score % 2 = 0"
+        let watch = try database.watch(sql, "--format", "json")
+        try await watch.waitForOutput(containing: "\n")
+        var random = SplitMix64(seed: 21)
+        for burst in 0..<12 {
+            let statements = (0..<8).map { _ in
+                let id = Int.random(in: 1...5_200, using: &random)
+                return switch Int.random(in: 0..<10, using: &random) {
+                case 0: "DELETE FROM item WHERE id BETWEEN \(id) AND \(id + 40)"
+                case 1: "INSERT OR REPLACE INTO item VALUES (\(id), 'new', \(id % 100))"
+                case 2: "UPDATE item SET name = randomblob(3000) WHERE id = \(id)"
+                case 3: burst % 4 == 3 ? "VACUUM" : "PRAGMA wal_checkpoint(TRUNCATE)"
+                default: "UPDATE item SET score = \(Int.random(in: 0..<100, using: &random)) WHERE id = \(id)"
+                }
+            }
+            try await database.commit(statements)
+        }
+        let expected = try await database.currentRows(sql, ordered: false, keys: ["id"]).comparableRows
+        try await watch.waitForOutput { text in
+            var replica = JSONRowReplica(keys: ["id"], isOrdered: false)
+            for (index, line) in text.split(separator: "\n").enumerated() {
+                replica.apply(event: index == 0 ? "rows" : "diff", data: String(line))
+            }
+            return replica.inconsistency == nil && replica.comparableRows == expected
+        }
+        watch.signal(SIGTERM)
+        _ = try await watch.waitForExit()
     }
 
     @Test func ctrlCExitsCleanly() async throws {

@@ -47,7 +47,7 @@ package struct TableBTree: Sendable {
     ///   error of `readPage`.
     package init(root: UInt32, usableSize: Int, readPage: (UInt32) throws -> [UInt8]) throws {
         self.root = root
-        let walk = try Self.walk(root: root, usableSize: usableSize, reusing: { _ in nil }, readPage: readPage)
+        let walk = try Self.walk(root: root, usableSize: usableSize, capacity: 0, reusing: { _ in nil }, readPage: readPage)
         nodes = walk.nodes
         overflowOwners = walk.overflowOwners
     }
@@ -59,7 +59,8 @@ package struct TableBTree: Sendable {
     ) throws -> Changes {
         let old = nodes
         let walk = try Self.walk(
-            root: root, usableSize: usableSize, reusing: { writtenPages.contains($0) ? nil : old[$0] }, readPage: readPage)
+            root: root, usableSize: usableSize, capacity: old.count,
+            reusing: { writtenPages.contains($0) ? nil : old[$0] }, readPage: readPage)
         var changes = Changes()
         changes.rowIDs = walk.newRowIDs
         for (page, node) in old {
@@ -81,10 +82,17 @@ package struct TableBTree: Sendable {
         var newRowIDs: [Int64] = []
     }
 
+    /// Reads the tree from `root`, reusing the nodes `reuse` gives.
+    ///
+    /// - Parameter capacity: The expected number of pages: the new
+    ///   dictionary is made that large at once (growing it would allocate
+    ///   it several times, leaving the heap larger after each update).
     private static func walk(
-        root: UInt32, usableSize: Int, reusing reuse: (UInt32) -> Node?, readPage: (UInt32) throws -> [UInt8]
+        root: UInt32, usableSize: Int, capacity: Int, reusing reuse: (UInt32) -> Node?,
+        readPage: (UInt32) throws -> [UInt8]
     ) throws -> Walk {
         var walk = Walk()
+        walk.nodes.reserveCapacity(capacity + capacity / 16)
         var pending = [root]
         while let page = pending.popLast() {
             // A page met twice: the tree is not a tree (pages read from two states).

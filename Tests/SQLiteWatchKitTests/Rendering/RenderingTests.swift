@@ -53,6 +53,41 @@ import Testing
         #expect(object["rows"]?.first?["text"] as? String == "a\"b\\c\n\u{1}")
     }
 
+    /// The rows written in parts (a large first result) make the very text
+    /// of `initialResult`, whatever the batches, the values and the names.
+    @Test(arguments: ["json", "table"])
+    func rowsWrittenInPartsMakeTheSameText(format: String) {
+        let renderer: any ResultRenderer = format == "json"
+            ? JSONRenderer(isOrdered: false) : TableRenderer(isOrdered: false, painter: Painter(usesColors: false))
+        let columnNames = ["id", "id", "na\"me", "é"]
+        let rows = (0..<3_000).map { (index: Int) -> Row in
+            let large: Int64? = index % 7 == 0 ? nil : Int64(index) << 50
+            let text: String = "n\(index)\t\"\\é"
+            let last: (any DatabaseValueConvertible)? = index % 3 == 0 ? Data([UInt8(index % 256)]) : Double(index) / 3
+            return Row(["id": index, "id": large, "na\"me": text, "é": last])
+        }
+        for afterColumnsChange in [false, true] {
+            let whole = afterColumnsChange
+                ? renderer.columnsChanged(columnNames: columnNames, rows: rows)
+                : renderer.initialResult(columnNames: columnNames, rows: rows)
+            for batchSize in [1, 97, 3_000] {
+                var parts: [String] = []
+                let batches = stride(from: 0, to: rows.count, by: batchSize).map { Array(rows[$0..<min($0 + batchSize, rows.count)]) }
+                renderer.streamInitialResult(
+                    columnNames: columnNames, afterColumnsChange: afterColumnsChange, batches: batches,
+                    write: { parts.append($0); return true })
+                #expect(parts.joined() == whole, "batches of \(batchSize)")
+            }
+            var empty: [String] = []
+            renderer.streamInitialResult(
+                columnNames: columnNames, afterColumnsChange: afterColumnsChange, batches: [[Row]](),
+                write: { empty.append($0); return true })
+            #expect(empty.joined() == (afterColumnsChange
+                ? renderer.columnsChanged(columnNames: columnNames, rows: [])
+                : renderer.initialResult(columnNames: columnNames, rows: [])))
+        }
+    }
+
     @Test func repeatedColumnNamesGetDistinctKeys() {
         // In column order: the second `id` takes `id:2`, so the column named
         // `id:2` becomes `id:2:2`; no key hides another.

@@ -151,6 +151,15 @@ final class ChildProcess: Sendable {
         try await waitFor(standardOutput, "standard output", containing: text, timeout: timeout)
     }
 
+    /// Waits until `condition` holds for the text on standard output.
+    func waitForOutput(timeout: Duration = timeout, until condition: @escaping @Sendable (String) -> Bool) async throws {
+        let output = await standardOutput.wait(until: { $0.isClosed || condition($0.text) }, timeout: timeout)
+        guard let output, condition(output.text) else {
+            kill(processIdentifier, SIGKILL)
+            throw failure("standard output does not reach the expected state after \(timeout): killed")
+        }
+    }
+
     /// Waits until standard error contains `text`.
     func waitForError(containing text: String, timeout: Duration = timeout) async throws {
         try await waitFor(standardError, "standard error", containing: text, timeout: timeout)

@@ -31,27 +31,6 @@ struct ServedWatch {
     }
 }
 
-extension WatchedDatabase {
-    /// The current rows of `sql`, as the tool's JSON renders them (its
-    /// first line with `--format json`): the state every client must reach.
-    func currentRows(_ sql: String, ordered: Bool, keys: [String]) async throws -> JSONRowReplica {
-        let watch = try self.watch([sql, "--format", "json"] + (ordered ? ["--ordered"] : []))
-        try await watch.waitForOutput(containing: "\n")
-        let line = String(watch.outputText.prefix { $0 != "\n" })
-        watch.signal(SIGTERM)
-        try await watch.waitForExit()
-        var replica = JSONRowReplica(keys: keys, isOrdered: ordered)
-        replica.apply(event: "rows", data: line)
-        return replica
-    }
-
-    /// Runs `statements` in one `sqlite3` process, each statement its own
-    /// transaction (its own commit).
-    func commit(_ statements: [String]) async throws {
-        try await execute(statements.joined(separator: ";\n") + ";")
-    }
-}
-
 /// Random changes to a `player` table (ids 1 to 60): insertions,
 /// deletions, new scores (with ties) and names, each its own statement.
 func randomPlayerChanges(count: Int, using random: inout some RandomNumberGenerator) -> [String] {

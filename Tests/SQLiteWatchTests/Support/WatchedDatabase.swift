@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A database file for one test, in a temporary directory removed on
 /// release, created and changed by the `sqlite3` shell in child processes.
@@ -49,5 +50,26 @@ final class WatchedDatabase: Sendable {
     /// Starts `sqlite-watch` with the database path, then `arguments`.
     func watch(_ arguments: String...) throws -> ChildProcess {
         try watch(arguments)
+    }
+}
+
+extension WatchedDatabase {
+    /// The current rows of `sql`, as the tool's JSON renders them (its
+    /// first line with `--format json`): the state every client must reach.
+    func currentRows(_ sql: String, ordered: Bool, keys: [String]) async throws -> JSONRowReplica {
+        let watch = try self.watch([sql, "--format", "json"] + (ordered ? ["--ordered"] : []))
+        try await watch.waitForOutput(containing: "\n")
+        let line = String(watch.outputText.prefix { $0 != "\n" })
+        watch.signal(SIGTERM)
+        try await watch.waitForExit()
+        var replica = JSONRowReplica(keys: keys, isOrdered: ordered)
+        replica.apply(event: "rows", data: line)
+        return replica
+    }
+
+    /// Runs `statements` in one `sqlite3` process, each statement its own
+    /// transaction (its own commit).
+    func commit(_ statements: [String]) async throws {
+        try await execute(statements.joined(separator: ";\n") + ";")
     }
 }

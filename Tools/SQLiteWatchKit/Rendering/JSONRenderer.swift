@@ -49,14 +49,21 @@ public struct JSONRenderer: ResultRenderer, Sendable {
     public func streamInitialResult(
         columnNames: [String], afterColumnsChange: Bool, batches: some Sequence<[Row]>, write: (String) -> Bool
     ) {
-        let keys = Self.objectKeys(columnNames)
+        let memberPrefixes = Self.objectKeys(columnNames).map { ValueText.jsonString($0) + ":" }
         var text = "{\"rows\":["
         var isFirst = true
         for rows in batches {
             for row in rows {
                 if !isFirst { text += "," }
                 isFirst = false
-                text += object(row, keys: keys)
+                text += "{"
+                for (index, value) in row.databaseValues.enumerated() {
+                    if index > 0 { text += "," }
+                    text += index < memberPrefixes.count
+                        ? memberPrefixes[index] : ValueText.jsonString("column \(index + 1)") + ":"
+                    text += ValueText.json(value)
+                }
+                text += "}"
             }
             if text.utf8.count >= 1 << 20 {
                 guard write(text) else { return }

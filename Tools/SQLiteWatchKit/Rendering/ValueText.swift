@@ -62,6 +62,10 @@ public enum ValueText {
 
     /// A JSON string literal: quotes, backslashes and control characters escaped.
     public static func jsonString(_ text: String) -> String {
+        // Most texts have nothing to escape: one pass over their bytes.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

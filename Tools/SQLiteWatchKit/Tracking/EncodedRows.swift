@@ -2,139 +2,294 @@ import Foundation
 import ReactiveSQLite
 
 /// Rows identified by an integer key (a rowid), in ascending key order,
-/// their values kept as compact bytes rather than as `Row` values: a
-/// million rows of a few columns take tens of megabytes, about their size
-/// in SQLite's own encoding.
+/// their values kept as compact bytes rather than as `Row` values: about
+/// the size of the rows in SQLite's own encoding, and a few bytes more per
+/// row.
 ///
-/// Each row is a length (4 bytes) and, per value, a tag and its payload:
-/// NULL, integers in 1, 2, 4 or 8 bytes, reals in 8, texts and blobs with
-/// their length. Two rows have equal bytes exactly when their values are
-/// stored identically (same storage classes, same integers, same bits of
-/// reals, same text or blob bytes).
+/// The rows are in chunks of at most 128, each one array of bytes: per
+/// row, the difference from the previous key (the first row of a chunk:
+/// from the chunk's first key, so 0) and the length of its values, both
+/// as variable-length integers, then its values. A value is a tag and a
+/// payload: NULL, integers in 1, 2, 4 or 8 bytes, reals in 8, texts and
+/// blobs with their length. Two rows have equal bytes exactly when their
+/// values are stored identically (same storage classes, integers, bits of
+/// reals, text or blob bytes).
 ///
-/// - Complexity: `index(of:)` is O(log n); inserting or removing a row
-///   moves the keys after it (O(n) memory moves of 16 bytes a row, about a
-///   millisecond for a million rows); replacing a row appends its bytes,
-///   and the unused bytes are reclaimed when they outgrow the used ones.
+/// - Complexity: finding, replacing, inserting or removing a row is
+///   O(log c + b), for c chunks of b rows (one chunk is read and written
+///   again); the first keys of the chunks move when a chunk is added or
+///   removed (O(c)).
 struct EncodedRows: Sendable {
-    private(set) var keys: [Int64] = []
-    /// Where each row's bytes start in `bytes`.
-    private var starts: [Int] = []
-    private var bytes: [UInt8] = []
-    private var unusedByteCount = 0
+    private static let maxChunkRows = 128
 
-    var count: Int { keys.count }
-
-    /// The index of the row with `key`, if any.
-    func index(of key: Int64) -> Int? {
-        let index = lowerBound(of: key)
-        return index < keys.count && keys[index] == key ? index : nil
+    private struct Chunk: Sendable {
+        var bytes: [UInt8] = []
+        var count = 0
     }
 
-    /// The index of the first row whose key is not less than `key`.
-    func lowerBound(of key: Int64) -> Int {
+    private var chunks: [Chunk] = []
+    /// The key of each chunk's first row.
+    private var firstKeys: [Int64] = []
+    private(set) var count = 0
+
+    // MARK: - Reading
+
+    /// A row: its key and the bytes of its values.
+    typealias Element = (key: Int64, encoded: ArraySlice<UInt8>)
+
+    /// The rows of a chunk, in key order.
+    private func rows(of chunk: Int) -> [Element] {
+        var rows: [Element] = []
+        rows.reserveCapacity(chunks[chunk].count)
+        var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
+        while let row = reader.next() { rows.append(row) }
+        return rows
+    }
+
+    /// The index of the chunk that holds `key` if any row does.
+    private func chunkIndex(for key: Int64) -> Int? {
         var low = 0
-        var high = keys.count
+        var high = firstKeys.count
         while low < high {
             let middle = (low + high) / 2
-            if keys[middle] < key { low = middle + 1 } else { high = middle }
+            if firstKeys[middle] <= key { low = middle + 1 } else { high = middle }
         }
-        return low
+        return low == 0 ? nil : low - 1
     }
 
-    /// The encoded bytes of a row.
-    func encodedRow(at index: Int) -> ArraySlice<UInt8> {
-        let start = starts[index]
-        let length = Int(UInt32(bytes[start]) | UInt32(bytes[start + 1]) << 8 | UInt32(bytes[start + 2]) << 16
-            | UInt32(bytes[start + 3]) << 24)
-        return bytes[(start + 4)..<(start + 4 + length)]
+    /// The values of the row with `key`, encoded; nil when there is none.
+    func encodedRow(forKey key: Int64) -> ArraySlice<UInt8>? {
+        guard let chunk = chunkIndex(for: key) else { return nil }
+        var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
+        while let row = reader.next(), row.key <= key {
+            if row.key == key { return row.encoded }
+        }
+        return nil
     }
 
-    /// The values of a row.
-    func values(at index: Int) -> [DatabaseValue] {
-        Self.decode(encodedRow(at: index))
+    /// The keys of the rows in `range`, ascending.
+    func keys(in range: ClosedRange<Int64>) -> [Int64] {
+        var keys: [Int64] = []
+        var chunk = chunkIndex(for: range.lowerBound) ?? 0
+        while chunk < chunks.count, firstKeys[chunk] <= range.upperBound {
+            var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
+            while let row = reader.next(), row.key <= range.upperBound {
+                if row.key >= range.lowerBound { keys.append(row.key) }
+            }
+            chunk += 1
+        }
+        return keys
+    }
+
+    /// Calls `body` with every row, in key order.
+    func forEach(_ body: (Element) throws -> Void) rethrows {
+        for chunk in chunks.indices {
+            var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
+            while let row = reader.next() { try body(row) }
+        }
+    }
+
+    /// The rows, in key order, a chunk at a time.
+    var chunkedRows: some Sequence<[Element]> {
+        chunks.indices.lazy.map { rows(of: $0) }
     }
 
     // MARK: - Building
 
-    /// Appends a row; call `sortByKey()` once all are appended, before any
-    /// other use.
-    mutating func append(key: Int64, values: [DatabaseValue]) {
-        keys.append(key)
-        let start = bytes.count
-        starts.append(start)
-        Self.appendLength(0, to: &bytes)
-        Self.encode(values, into: &bytes)
-        let length = UInt32(truncatingIfNeeded: bytes.count - start - 4)
-        for index in 0..<4 { bytes[start + index] = UInt8(truncatingIfNeeded: length >> (8 * index)) }
+    /// A builder of rows that come in any order.
+    struct Builder {
+        private var rows = EncodedRows()
+        /// The rows that came after a greater key, to sort at the end.
+        private var unordered: [(key: Int64, encoded: [UInt8])] = []
+        private var scratch: [UInt8] = []
+        private var lastKey: Int64?
+
+        init() {}
+
+        /// Adds a row; `encode` appends its values' bytes (see `encode(_:into:)`).
+        mutating func append(key: Int64, encode: (inout [UInt8]) -> Void) {
+            scratch.removeAll(keepingCapacity: true)
+            encode(&scratch)
+            if unordered.isEmpty, lastKey.map({ $0 < key }) ?? true {
+                rows.appendLast(key: key, encoded: scratch[...])
+                lastKey = key
+            } else {
+                unordered.append((key, scratch))
+            }
+        }
+
+        /// The rows, sorted by key; nil when two rows have the same key.
+        consuming func finish() -> EncodedRows? {
+            guard !unordered.isEmpty else {
+                rows.closeLastChunk()
+                return rows
+            }
+            var all: [(key: Int64, encoded: [UInt8])] = []
+            all.reserveCapacity(rows.count + unordered.count)
+            rows.forEach { all.append(($0.key, Array($0.encoded))) }
+            rows = EncodedRows()
+            all += unordered
+            unordered = []
+            all.sort { $0.key < $1.key }
+            var sorted = EncodedRows()
+            var lastKey: Int64?
+            for row in all {
+                guard lastKey.map({ $0 < row.key }) ?? true else { return nil }
+                sorted.appendLast(key: row.key, encoded: row.encoded[...])
+                lastKey = row.key
+            }
+            sorted.closeLastChunk()
+            return sorted
+        }
     }
 
-    /// Sorts the rows appended by key.
-    ///
-    /// - Returns: false when two rows have the same key.
-    mutating func sortByKey() -> Bool {
-        if !zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) {
-            let order = keys.indices.sorted { keys[$0] < keys[$1] }
-            keys = order.map { keys[$0] }
-            starts = order.map { starts[$0] }
+    /// Appends a row whose key is greater than every key, filling chunks
+    /// to three quarters (room for insertions).
+    private mutating func appendLast(key: Int64, encoded: ArraySlice<UInt8>) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maxChunkRows * 3 / 4 {
+            // The size of the previous chunk, and a little more: most chunks
+            // then grow without moving (moves leave the heap fragmented).
+            let expected = chunks.last.map { $0.bytes.count + $0.bytes.count / 8 } ?? 0
+            closeLastChunk()
+            var chunk = Chunk()
+            chunk.bytes.reserveCapacity(expected)
+            chunks.append(chunk)
+            firstKeys.append(key)
+            lastAppendedKey = key
         }
-        return zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+        let chunk = chunks.count - 1
+        Self.appendVarint(UInt64(bitPattern: key &- lastAppendedKey), to: &chunks[chunk].bytes)
+        Self.appendVarint(UInt64(encoded.count), to: &chunks[chunk].bytes)
+        chunks[chunk].bytes += encoded
+        chunks[chunk].count += 1
+        lastAppendedKey = key
+        count += 1
     }
+
+    /// Gives the last chunk's bytes an array of their size (appending
+    /// leaves up to as much unused capacity).
+    private mutating func closeLastChunk() {
+        guard let last = chunks.indices.last, chunks[last].bytes.capacity > chunks[last].bytes.count + 64 else { return }
+        chunks[last].bytes = Array(chunks[last].bytes[...])
+    }
+
+    /// The key of the last row appended by `appendLast`.
+    private var lastAppendedKey: Int64 = 0
 
     // MARK: - Changing
 
     /// Inserts the row with `key`, or replaces it.
     mutating func set(key: Int64, encoded: [UInt8]) {
-        let start = bytes.count
-        Self.appendLength(encoded.count, to: &bytes)
-        bytes += encoded
-        let index = lowerBound(of: key)
-        if index < keys.count, keys[index] == key {
-            unusedByteCount += encodedRow(at: index).count + 4
-            starts[index] = start
-        } else {
-            keys.insert(key, at: index)
-            starts.insert(start, at: index)
+        guard let chunk = chunkIndex(for: key) ?? (chunks.isEmpty ? nil : 0) else {
+            chunks = [Chunk()]
+            firstKeys = [key]
+            rewrite(chunk: 0, with: [(key, encoded[...])])
+            count = 1
+            return
         }
-        compactIfNeeded()
+        var rows = self.rows(of: chunk)
+        var low = 0
+        while low < rows.count, rows[low].key < key { low += 1 }
+        if low < rows.count, rows[low].key == key {
+            rows[low].encoded = encoded[...]
+        } else {
+            rows.insert((key, encoded[...]), at: low)
+            count += 1
+        }
+        if rows.count > Self.maxChunkRows {
+            let half = rows.count / 2
+            chunks.insert(Chunk(), at: chunk + 1)
+            firstKeys.insert(rows[half].key, at: chunk + 1)
+            rewrite(chunk: chunk + 1, with: rows[half...])
+            rewrite(chunk: chunk, with: rows[..<half])
+        } else {
+            rewrite(chunk: chunk, with: rows[...])
+        }
     }
 
     /// Removes the row with `key`, if any.
     mutating func remove(key: Int64) {
-        guard let index = index(of: key) else { return }
-        unusedByteCount += encodedRow(at: index).count + 4
-        keys.remove(at: index)
-        starts.remove(at: index)
-        compactIfNeeded()
-    }
-
-    private mutating func compactIfNeeded() {
-        guard unusedByteCount > 1 << 16, unusedByteCount > bytes.count / 2 else { return }
-        var compacted: [UInt8] = []
-        compacted.reserveCapacity(bytes.count - unusedByteCount)
-        for index in keys.indices {
-            let row = encodedRow(at: index)
-            starts[index] = compacted.count
-            Self.appendLength(row.count, to: &compacted)
-            compacted += row
+        guard let chunk = chunkIndex(for: key) else { return }
+        var rows = self.rows(of: chunk)
+        guard let index = rows.firstIndex(where: { $0.key == key }) else { return }
+        rows.remove(at: index)
+        count -= 1
+        if rows.isEmpty {
+            chunks.remove(at: chunk)
+            firstKeys.remove(at: chunk)
+        } else {
+            rewrite(chunk: chunk, with: rows[...])
         }
-        bytes = compacted
-        unusedByteCount = 0
     }
 
-    private static func appendLength(_ length: Int, to bytes: inout [UInt8]) {
-        appendLittleEndian(UInt64(UInt32(truncatingIfNeeded: length)), byteCount: 4, to: &bytes)
+    private mutating func rewrite(chunk: Int, with rows: ArraySlice<Element>) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(rows.reduce(0) { $0 + $1.encoded.count + 3 })
+        var previous = rows.first?.key ?? 0
+        for row in rows {
+            Self.appendVarint(UInt64(bitPattern: row.key &- previous), to: &bytes)
+            Self.appendVarint(UInt64(row.encoded.count), to: &bytes)
+            bytes += row.encoded
+            previous = row.key
+        }
+        chunks[chunk] = Chunk(bytes: bytes, count: rows.count)
+        if let first = rows.first { firstKeys[chunk] = first.key }
     }
 
-    // MARK: - Encoding
+    // MARK: - Variable-length integers
+
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    /// Reads the rows of a chunk's bytes.
+    private struct ChunkReader {
+        let bytes: [UInt8]
+        var key: Int64
+        var offset = 0
+
+        init(bytes: [UInt8], key: Int64) {
+            self.bytes = bytes
+            self.key = key
+        }
+
+        mutating func next() -> Element? {
+            guard offset < bytes.count else { return nil }
+            key = key &+ Int64(bitPattern: varint())
+            let length = Int(varint())
+            let start = offset
+            offset += length
+            return (key, bytes[start..<offset])
+        }
+
+        private mutating func varint() -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = bytes[offset]
+                offset += 1
+                value |= UInt64(byte & 0x7f) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+    }
+
+    // MARK: - Values
 
     private enum Tag: UInt8 {
         case null, integer1, integer2, integer4, integer8, real, text, blob, invalidText
     }
 
-    /// The bytes of a row's values.
-    static func encode(_ values: [DatabaseValue], into bytes: inout [UInt8]) {
-        for value in values {
+    /// Appends the bytes of `values` to `bytes`, skipping the value at
+    /// `skipping` (the key, kept apart).
+    static func encode(_ values: [DatabaseValue], skipping skipped: Int? = nil, into bytes: inout [UInt8]) {
+        for (index, value) in values.enumerated() where index != skipped {
             switch value.storage {
             case .null:
                 bytes.append(Tag.null.rawValue)
@@ -158,25 +313,26 @@ struct EncodedRows: Sendable {
             case .text(var text):
                 if value.isInvalidUTF8Text, let exact = value.textBytes {
                     bytes.append(Tag.invalidText.rawValue)
-                    appendLittleEndian(UInt64(exact.count), byteCount: 4, to: &bytes)
+                    appendVarint(UInt64(exact.count), to: &bytes)
                     bytes += exact
                 } else {
                     bytes.append(Tag.text.rawValue)
                     text.withUTF8 { utf8 in
-                        appendLittleEndian(UInt64(utf8.count), byteCount: 4, to: &bytes)
+                        appendVarint(UInt64(utf8.count), to: &bytes)
                         bytes += utf8
                     }
                 }
             case .blob(let data):
                 bytes.append(Tag.blob.rawValue)
-                appendLittleEndian(UInt64(data.count), byteCount: 4, to: &bytes)
+                appendVarint(UInt64(data.count), to: &bytes)
                 bytes += data
             }
         }
     }
 
-    /// The values of encoded bytes.
-    static func decode(_ bytes: ArraySlice<UInt8>) -> [DatabaseValue] {
+    /// The values of encoded bytes, with `key` inserted at `keyIndex`
+    /// when it is not nil.
+    static func decode(_ bytes: ArraySlice<UInt8>, key: Int64? = nil, at keyIndex: Int = 0) -> [DatabaseValue] {
         var values: [DatabaseValue] = []
         var offset = bytes.startIndex
         func littleEndian(_ count: Int) -> UInt64 {
@@ -185,7 +341,19 @@ struct EncodedRows: Sendable {
             offset += count
             return value
         }
+        func varint() -> Int {
+            var value = 0
+            var shift = 0
+            while true {
+                let byte = bytes[offset]
+                offset += 1
+                value |= Int(byte & 0x7f) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
         while offset < bytes.endIndex {
+            if let key, values.count == keyIndex { values.append(DatabaseValue(storage: .integer(key))) }
             let tag = Tag(rawValue: bytes[offset])
             offset += 1
             switch tag {
@@ -196,12 +364,13 @@ struct EncodedRows: Sendable {
             case .integer8: values.append(DatabaseValue(storage: .integer(Int64(bitPattern: littleEndian(8)))))
             case .real: values.append(DatabaseValue(storage: .real(Double(bitPattern: littleEndian(8)))))
             case .text, .invalidText, .blob:
-                let count = Int(littleEndian(4))
+                let count = varint()
                 let payload = bytes[offset..<(offset + count)]
                 offset += count
                 values.append(tag == .blob ? DatabaseValue(storage: .blob(Data(payload))) : DatabaseValue(textBytes: payload))
             }
         }
+        if let key, values.count == keyIndex { values.append(DatabaseValue(storage: .integer(key))) }
         return values
     }
 

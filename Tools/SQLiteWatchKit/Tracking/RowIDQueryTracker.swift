@@ -111,20 +111,21 @@ package final class RowIDQueryTracker: @unchecked Sendable {
 
     /// The rows kept, in key order: a copy that stays as it is while the
     /// tracker goes on (the storage is shared until the tracker changes).
-    package var keptRows: KeptRows { KeptRows(rows: rows, rowMaker: rowMaker) }
+    package var keptRows: KeptRows { KeptRows(rows: rows, rowMaker: rowMaker, keyIndex: keyIndex) }
 
     /// Rows kept by a tracker, made into `Row` values on demand.
     package struct KeptRows: Sendable {
         fileprivate let rows: EncodedRows
         fileprivate let rowMaker: RowMaker
+        fileprivate let keyIndex: Int
 
         package var count: Int { rows.count }
 
-        /// The rows, in key order, `size` at a time (each batch is made
+        /// The rows, in key order, a batch at a time (each batch is made
         /// when it is read).
-        package func batches(size: Int = 1024) -> some Sequence<[Row]> {
-            stride(from: 0, to: rows.count, by: size).lazy.map { [rows, rowMaker] start in
-                (start..<min(start + size, rows.count)).map { rowMaker.row(rows.values(at: $0)) }
+        package func batches() -> some Sequence<[Row]> {
+            rows.chunkedRows.lazy.map { [rowMaker, keyIndex] chunk in
+                chunk.map { rowMaker.row(EncodedRows.decode($0.encoded, key: $0.key, at: keyIndex)) }
             }
         }
 
@@ -168,14 +169,21 @@ package final class RowIDQueryTracker: @unchecked Sendable {
     }
 
     private func fetchAll(_ db: Database) throws -> EncodedRows {
-        var fetched = EncodedRows()
+        var builder = EncodedRows.Builder()
         let keyIndex = self.keyIndex
         try SQLRequest<Row>(sql: sql).fetchCursor(db).forEach { row in
             let values = row.databaseValues
-            fetched.append(key: try Self.key(of: values, at: keyIndex), values: values)
+            builder.append(key: try Self.key(of: values, at: keyIndex)) { bytes in
+                EncodedRows.encode(values, skipping: keyIndex, into: &bytes)
+            }
         }
-        guard fetched.sortByKey() else { throw Self.unexpected("two rows have the same rowid") }
+        guard let fetched = builder.finish() else { throw Self.unexpected("two rows have the same rowid") }
         return fetched
+    }
+
+    /// A kept row, from its key and encoded values.
+    private func row(key: Int64, encoded: ArraySlice<UInt8>) -> Row {
+        rowMaker.row(EncodedRows.decode(encoded, key: key, at: keyIndex))
     }
 
     private static func key(of values: [DatabaseValue], at index: Int) throws -> Int64 {
@@ -194,13 +202,7 @@ package final class RowIDQueryTracker: @unchecked Sendable {
     /// Reads again the rows `changes` names, and applies them.
     private func apply(_ changes: TablePageTracker.Changes, in db: Database) throws -> Refresh {
         var candidates = Set(changes.rowIDs)
-        for range in changes.ranges {
-            var index = rows.lowerBound(of: range.lowerBound)
-            while index < rows.count, rows.keys[index] <= range.upperBound {
-                candidates.insert(rows.keys[index])
-                index += 1
-            }
-        }
+        for range in changes.ranges { candidates.formUnion(rows.keys(in: range)) }
         guard !candidates.isEmpty else { return .unchanged }
         statistics.rowsRead += candidates.count
         let sorted = candidates.sorted()
@@ -218,23 +220,22 @@ package final class RowIDQueryTracker: @unchecked Sendable {
         var result = RowChanges()
         var encoded: [UInt8] = []
         for key in sorted {
-            let oldIndex = rows.index(of: key)
-            switch (oldIndex, fetched[key]) {
+            switch (rows.encodedRow(forKey: key), fetched[key]) {
             case (nil, nil):
                 continue
-            case (let oldIndex?, nil):
-                result.deleted.append(RowChanges.Entry(row: rowMaker.row(rows.values(at: oldIndex)), position: nil))
+            case (let old?, nil):
+                result.deleted.append(RowChanges.Entry(row: row(key: key, encoded: old), position: nil))
                 rows.remove(key: key)
             case (nil, let values?):
                 result.inserted.append(RowChanges.Entry(row: rowMaker.row(values), position: nil))
                 encoded.removeAll(keepingCapacity: true)
-                EncodedRows.encode(values, into: &encoded)
+                EncodedRows.encode(values, skipping: keyIndex, into: &encoded)
                 rows.set(key: key, encoded: encoded)
-            case (let oldIndex?, let values?):
+            case (let old?, let values?):
                 encoded.removeAll(keepingCapacity: true)
-                EncodedRows.encode(values, into: &encoded)
-                guard !rows.encodedRow(at: oldIndex).elementsEqual(encoded) else { continue }
-                let previous = rowMaker.row(rows.values(at: oldIndex))
+                EncodedRows.encode(values, skipping: keyIndex, into: &encoded)
+                guard !old.elementsEqual(encoded) else { continue }
+                let previous = row(key: key, encoded: old)
                 let row = rowMaker.row(values)
                 result.updated.append(RowChanges.Update(
                     row: row, previous: previous, changedColumns: row.changedColumns(from: previous), position: nil))
@@ -249,26 +250,26 @@ package final class RowIDQueryTracker: @unchecked Sendable {
         let old = rows
         rows = fetched
         var result = RowChanges()
-        var oldIndex = 0
-        var newIndex = 0
-        while oldIndex < old.count || newIndex < fetched.count {
-            let oldKey = oldIndex < old.count ? old.keys[oldIndex] : nil
-            let newKey = newIndex < fetched.count ? fetched.keys[newIndex] : nil
-            if let oldKey, newKey.map({ oldKey < $0 }) ?? true {
-                result.deleted.append(RowChanges.Entry(row: rowMaker.row(old.values(at: oldIndex)), position: nil))
-                oldIndex += 1
-            } else if let newKey, oldKey.map({ newKey < $0 }) ?? true {
-                result.inserted.append(RowChanges.Entry(row: rowMaker.row(fetched.values(at: newIndex)), position: nil))
-                newIndex += 1
-            } else {
-                if !old.encodedRow(at: oldIndex).elementsEqual(fetched.encodedRow(at: newIndex)) {
-                    let previous = rowMaker.row(old.values(at: oldIndex))
-                    let row = rowMaker.row(fetched.values(at: newIndex))
+        var oldRows = old.chunkedRows.joined().makeIterator()
+        var newRows = fetched.chunkedRows.joined().makeIterator()
+        var oldRow = oldRows.next()
+        var newRow = newRows.next()
+        while oldRow != nil || newRow != nil {
+            if let old = oldRow, newRow.map({ old.key < $0.key }) ?? true {
+                result.deleted.append(RowChanges.Entry(row: row(key: old.key, encoded: old.encoded), position: nil))
+                oldRow = oldRows.next()
+            } else if let new = newRow, oldRow.map({ new.key < $0.key }) ?? true {
+                result.inserted.append(RowChanges.Entry(row: row(key: new.key, encoded: new.encoded), position: nil))
+                newRow = newRows.next()
+            } else if let old = oldRow, let new = newRow {
+                if !old.encoded.elementsEqual(new.encoded) {
+                    let previous = row(key: old.key, encoded: old.encoded)
+                    let row = row(key: new.key, encoded: new.encoded)
                     result.updated.append(RowChanges.Update(
                         row: row, previous: previous, changedColumns: row.changedColumns(from: previous), position: nil))
                 }
-                oldIndex += 1
-                newIndex += 1
+                oldRow = oldRows.next()
+                newRow = newRows.next()
             }
         }
         return result.isEmpty ? .unchanged : .changed(result)

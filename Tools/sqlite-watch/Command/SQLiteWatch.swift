@@ -1,6 +1,6 @@
-import SQLiteWatchKit
 import ArgumentParser
 import Dispatch
+import SQLiteWatchKit
 
 /// `sqlite-watch`: the command line, and what each mode runs.
 @main

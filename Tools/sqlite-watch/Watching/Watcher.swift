@@ -1,3 +1,4 @@
+import CMemory
 import Dispatch
 import Foundation
 import ReactiveSQLite
@@ -38,6 +39,8 @@ final class Watcher {
     /// Whether the next first value follows a change of the result's
     /// columns (it is printed as such).
     private var isAfterColumnsChange = false
+    /// Whether the note that says how rows are identified was printed.
+    private var hasExplainedIdentity = false
     private var cancellable: AnyDatabaseCancellable?
     private var fileMonitor: DatabaseFileMonitor?
     private var changeCount = 0
@@ -130,7 +133,10 @@ final class Watcher {
                 identity: inspection?.identity ?? .wholeRow, isOrdered: settings.isOrdered,
                 columnNames: columnNames, rows: rows)
             self.differ = differ
-            StandardStreams.note(differ.identity.explanation)
+            if !hasExplainedIdentity {
+                hasExplainedIdentity = true
+                StandardStreams.note(differ.identity.explanation)
+            }
             writeFirstResult(columnNames: differ.columnNames, batches: CollectionOfOne(rows))
             return
         }
@@ -191,8 +197,14 @@ final class Watcher {
                 return tracker.keptRows
             }
             lockReleased()
-            if differ == nil { StandardStreams.note(inspection?.identity.explanation ?? "") }
+            if !hasExplainedIdentity, let inspection {
+                hasExplainedIdentity = true
+                StandardStreams.note(inspection.identity.explanation)
+            }
             writeFirstResult(columnNames: tracker.columnNames, batches: rows.batches())
+            // Give back to the system the memory of the first fetch and of
+            // its text, which glibc keeps otherwise.
+            cmemory_release_free_memory()
         } catch {
             cancellable = nil
             retryOrFail(error) { $0.observe() }
