@@ -5,6 +5,11 @@ import SQLiteWatchKit
 import Testing
 import TestSupport
 
+// Not with the SQLCipher trait: Debian's SQLCipher 3.4.1 has no `json_each`,
+// so the tracker refuses every query there (the tool then fetches the whole
+// result, which `EncryptedWatchingTests` covers), and its files are
+// encrypted, so their pages could not be read anyway.
+#if !SQLCipher
 /// `RowIDQueryTracker` against fresh fetches: the commits of another
 /// connection to a WAL database, random, and after each refresh the kept
 /// rows, and the rows a client rebuilds from the reported changes, equal
@@ -41,10 +46,7 @@ import TestSupport
             }
             var configuration = Configuration()
             configuration.readonly = true
-            #if SQLCipher
-            configuration = TestDatabase.encrypted(configuration)
-            #endif
-            watcher = try DatabaseQueue(path: test.path!, configuration: configuration)
+                watcher = try DatabaseQueue(path: test.path!, configuration: configuration)
         }
 
         func tracker(_ sql: String) throws -> RowIDQueryTracker? {
@@ -136,14 +138,9 @@ import TestSupport
                 return
             }
         }
-        #if SQLCipher
-        // Encrypted pages cannot be read from the files: every refresh fetches all.
-        #expect(tracker.statistics.incremental == 0)
-        #else
         // Most refreshes read the written pages only (VACUUM, big changes,
         // restarts of the log between two refreshes fetch everything).
         #expect(tracker.statistics.incremental > 120, "\(tracker.statistics)")
-        #endif
     }
 
     @Test func aRefreshReadsTheRowsOfTheWrittenPagesOnly() throws {
@@ -155,11 +152,9 @@ import TestSupport
         guard case .changed(let changes) = refresh else { Issue.record("\(refresh)"); return }
         #expect(try changes.updated.map { try $0.row["id"] as Int64 } == [12345])
         #expect(changes.updated.first?.changedColumns == [2])
-        #if !SQLCipher
         #expect(tracker.statistics.incremental == 1)
         // The rows of one leaf of 512 bytes, not 20 000.
         #expect(tracker.statistics.rowsRead < 40, "\(tracker.statistics)")
-        #endif
     }
 
     @Test func otherQueriesAreNotTracked() throws {
@@ -204,3 +199,4 @@ extension RowIDQueryTracker.Refresh {
         return false
     }
 }
+#endif
