@@ -37,6 +37,12 @@ package struct TableBTree: Sendable {
     /// The number of pages of the tree (interior and leaf pages).
     package var pageCount: Int { nodes.count }
 
+    /// The interior and leaf pages of the tree.
+    package var pages: Set<UInt32> { Set(nodes.keys) }
+
+    /// The overflow pages of the tree's rows.
+    package var overflowPages: Set<UInt32> { Set(overflowOwners.keys) }
+
     /// Reads the whole tree from its root.
     ///
     /// - Parameters:

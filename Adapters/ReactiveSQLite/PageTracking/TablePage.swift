@@ -70,7 +70,9 @@ package enum TablePage: Equatable, Sendable {
     }
 }
 
-/// Bytes of a page that do not make a valid table page.
+/// Pages, or a write-ahead log, that do not hold what the page tracking
+/// expects (bytes that are not a table page, a frame that is missing or of
+/// another generation): the changes cannot be known from the pages.
 package struct TablePageError: Error, Sendable {}
 
 /// Bounds-checked reads of a page's big-endian numbers and varints.

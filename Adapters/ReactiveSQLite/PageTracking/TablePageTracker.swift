@@ -102,7 +102,12 @@ package struct TablePageTracker: Sendable {
         let sameGeneration = snapshot.salts == previous.salts
         guard sameGeneration ? snapshot.lastFrame >= previous.lastFrame : snapshot.saltsFollowOneRestart(of: previous)
         else { return nil }
-        let advance = try frames.advance(to: snapshot, in: db)
+        let advance: WALFrameIndex.Advance
+        do {
+            advance = try frames.advance(to: snapshot, in: db)
+        } catch is TablePageError {
+            return nil
+        }
         // Every commit since the previous state is in the frames read (a
         // commit made before a restart of the log is not).
         guard snapshot.changeCounter &- previous.changeCounter == UInt32(advance.commits) else { return nil }

@@ -25,8 +25,9 @@ package struct WALFrameIndex: Sendable {
     /// - Returns: The pages of the frames read and their commits; when the
     ///   log restarted since the last call (new salts), those of the new
     ///   generation, from its first frame.
-    /// - Throws: `DatabaseError` when the log cannot be read, or does not
-    ///   hold what the header says (a frame of another generation).
+    /// - Throws: `DatabaseError` when the log cannot be read;
+    ///   `TablePageError` when it does not hold what the header says (no
+    ///   such frame, or a frame of another generation).
     package mutating func advance(to header: WALIndexHeader, in db: Database) throws -> Advance {
         if header.salts != salts || header.pageSize != pageSize || header.lastFrame < indexedFrames {
             salts = header.salts
@@ -40,7 +41,7 @@ package struct WALFrameIndex: Sendable {
             guard let bytes = try db.readStoredFile(.journal, offset: offset(of: frame), count: 24),
                 bytes[8..<16].elementsEqual(salts)
             else {
-                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "the write-ahead log does not hold frame \(frame) of its index")
+                throw TablePageError()
             }
             let page = Self.bigEndian(bytes, 0)
             latestFrames[page] = frame

@@ -29,21 +29,12 @@ import TestSupport
         let watcher: DatabaseQueue
 
         init(rows: Int) throws {
-            test = try DatabaseKind.pool.make(sql: "SELECT 1")
-            try test.writer.writeWithoutTransaction { db in
-                try db.execute(sql: """
-                    PRAGMA journal_mode = DELETE;
-                    PRAGMA page_size = 512;
-                    VACUUM;
-                    PRAGMA journal_mode = WAL;
-                    CREATE TABLE item(id INTEGER PRIMARY KEY, name, score INTEGER);
-                    CREATE TABLE other(a, b);
-                    """)
-                try db.execute(sql: """
-                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                    INSERT INTO item SELECT i, 'item ' || i, i % 100 FROM n
-                    """, arguments: [rows])
-            }
+            test = try TestDatabase.walPool(pageSize: 512, sql: """
+                CREATE TABLE item(id INTEGER PRIMARY KEY, name, score INTEGER);
+                CREATE TABLE other(a, b);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+                INSERT INTO item SELECT i, 'item ' || i, i % 100 FROM n;
+                """)
             var configuration = Configuration()
             configuration.readonly = true
                 watcher = try DatabaseQueue(path: test.path!, configuration: configuration)
