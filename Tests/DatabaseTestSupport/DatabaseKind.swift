@@ -93,13 +93,17 @@ public final class TestDatabase: Sendable {
 
 extension TestDatabase {
     /// A `DatabasePool` in WAL mode whose pages have `pageSize` bytes (small
-    /// pages: deep b-trees and overflow pages from few rows), where `sql`
-    /// then runs, outside of any transaction.
-    public static func walPool(pageSize: Int, sql: String) throws -> TestDatabase {
+    /// pages: deep b-trees and overflow pages from few rows), with
+    /// `auto_vacuum = FULL` or not, where `sql` then runs, outside of any
+    /// transaction.
+    public static func walPool(pageSize: Int, autoVacuum: Bool = false, sql: String) throws -> TestDatabase {
         let test = try DatabaseKind.pool.make(sql: "SELECT 1")
         try test.writer.writeWithoutTransaction { db in
             // The page size of a WAL database changes only out of WAL mode.
-            try db.execute(sql: "PRAGMA journal_mode = DELETE; PRAGMA page_size = \(pageSize); VACUUM; PRAGMA journal_mode = WAL")
+            try db.execute(sql: """
+                PRAGMA journal_mode = DELETE; PRAGMA page_size = \(pageSize);
+                PRAGMA auto_vacuum = \(autoVacuum ? "FULL" : "NONE"); VACUUM; PRAGMA journal_mode = WAL
+                """)
             try db.execute(sql: sql)
         }
         return test

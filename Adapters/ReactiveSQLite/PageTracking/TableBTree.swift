@@ -6,10 +6,11 @@
 /// overflow page) that the commit wrote; a deleted row lived in a leaf that
 /// the commit wrote or removed from the tree, and removing a page writes its
 /// parent. So after a commit, the rows to read again are the rowids of the
-/// written leaves (new content) and the ranges of rowids of the leaves
-/// written or removed (old content), and the owners of written overflow
-/// pages. A superset, never a subset: rows read again that did not change
-/// compare equal.
+/// written leaves (new content), and the ranges of rowids of the leaves
+/// written or removed (old content); a written overflow page makes its leaf
+/// read again as if written (an overflow page moved by auto-vacuum changes
+/// the chain, not the leaf). A superset, never a subset: rows read again
+/// that did not change compare equal.
 ///
 /// - Complexity: an update costs O(p) dictionary operations for the p
 ///   pages of the tree (no page read), plus the reads of the written pages.
@@ -32,7 +33,8 @@ package struct TableBTree: Sendable {
 
     package let root: UInt32
     private var nodes: [UInt32: Node] = [:]
-    private var overflowOwners: [UInt32: Int64] = [:]
+    /// For each overflow page, its leaf and the rowid of its row.
+    private var overflowOwners: [UInt32: (leaf: UInt32, rowID: Int64)] = [:]
 
     /// The number of pages of the tree (interior and leaf pages).
     package var pageCount: Int { nodes.count }
@@ -64,17 +66,20 @@ package struct TableBTree: Sendable {
         writtenPages: Set<UInt32>, usableSize: Int, readPage: (UInt32) throws -> [UInt8]
     ) throws -> Changes {
         let old = nodes
+        // The leaves of written overflow pages are read again too: a page
+        // moved by auto-vacuum changes its chain without writing its leaf.
+        var reread = writtenPages
+        for page in writtenPages {
+            if let owner = overflowOwners[page] { reread.insert(owner.leaf) }
+        }
         let walk = try Self.walk(
             root: root, usableSize: usableSize, capacity: old.count,
-            reusing: { writtenPages.contains($0) ? nil : old[$0] }, readPage: readPage)
+            reusing: { reread.contains($0) ? nil : old[$0] }, readPage: readPage)
         var changes = Changes()
         changes.rowIDs = walk.newRowIDs
         for (page, node) in old {
             guard case .leaf(let rowIDs, _) = node, let rowIDs else { continue }
-            if writtenPages.contains(page) || walk.nodes[page] == nil { changes.ranges.append(rowIDs) }
-        }
-        for page in writtenPages {
-            if let owner = overflowOwners[page] { changes.rowIDs.append(owner) }
+            if reread.contains(page) || walk.nodes[page] == nil { changes.ranges.append(rowIDs) }
         }
         nodes = walk.nodes
         overflowOwners = walk.overflowOwners
@@ -83,7 +88,7 @@ package struct TableBTree: Sendable {
 
     private struct Walk {
         var nodes: [UInt32: Node] = [:]
-        var overflowOwners: [UInt32: Int64] = [:]
+        var overflowOwners: [UInt32: (leaf: UInt32, rowID: Int64)] = [:]
         /// The rowids of the leaves read (not reused).
         var newRowIDs: [Int64] = []
     }
@@ -115,11 +120,13 @@ package struct TableBTree: Sendable {
                     node = .interior(children: children)
                 case .leaf(let rowIDs, let overflows):
                     var pages: [(page: UInt32, rowID: Int64)] = []
+                    var chained: Set<UInt32> = []
                     for overflow in overflows {
                         var next = overflow.firstPage
                         while next != 0 {
-                            // A chain longer than the pages read so far allows is a loop.
-                            guard pages.count < 1 << 24 else { throw TablePageError() }
+                            // A page met twice: a loop, or pages read from two states.
+                            guard chained.insert(next).inserted, walk.nodes[next] == nil, walk.overflowOwners[next] == nil
+                            else { throw TablePageError() }
                             pages.append((next, overflow.rowID))
                             next = try TablePage.nextOverflowPage(in: try readPage(next))
                         }
@@ -134,7 +141,7 @@ package struct TableBTree: Sendable {
             switch node {
             case .interior(let children): pending += children
             case .leaf(_, let overflows):
-                for overflow in overflows { walk.overflowOwners[overflow.page] = overflow.rowID }
+                for overflow in overflows { walk.overflowOwners[overflow.page] = (page, overflow.rowID) }
             }
         }
         return walk

@@ -74,8 +74,10 @@ package struct TablePageTracker: Sendable {
         do {
             _ = try frames.advance(to: snapshot, in: db)
             let first = try page(1, in: db, snapshot: snapshot)
-            guard first.starts(with: Array("SQLite format 3\0".utf8)) else { return }
+            guard first.count >= 100, first.starts(with: Array("SQLite format 3\0".utf8)) else { return }
             usableSize = snapshot.pageSize - Int(first[20])
+            // SQLite's least usable size: the cell formulas need no less.
+            guard usableSize >= 480 else { return }
             schemaCookie = Array(first[40..<44])
             let root = try SQLRequest<Int64>(
                 sql: "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",

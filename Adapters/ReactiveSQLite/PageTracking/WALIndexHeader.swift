@@ -50,6 +50,8 @@ package struct WALIndexHeader: Equatable, Sendable {
         changeCounter = word(8)
         let size = Int(UInt16(bytes[14]) | UInt16(bytes[15]) << 8)
         pageSize = size == 1 ? 65536 : size
+        // SQLite's page sizes: powers of two from 512 to 65536.
+        guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { return nil }
         lastFrame = word(16)
         salts = Array(bytes[32..<40])
         backfilledFrames = word(96)

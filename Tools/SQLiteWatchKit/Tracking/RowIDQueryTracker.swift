@@ -29,8 +29,9 @@ package final class RowIDQueryTracker: @unchecked Sendable {
         case unchanged
         case changed(RowChanges)
         /// The result has other columns (a schema change under
-        /// `SELECT *`): the tracker stops there (its refreshes tell
-        /// nothing more); inspect the query again, and watch it anew.
+        /// `SELECT *`), or its key column no longer identifies its rows:
+        /// the tracker stops there (its refreshes tell nothing more);
+        /// inspect the query again, and watch it anew.
         case columnsChanged
     }
 
@@ -47,12 +48,20 @@ package final class RowIDQueryTracker: @unchecked Sendable {
     package let columnNames: [String]
     package private(set) var statistics = Statistics()
     private let sql: String
+    private let identity: RowIdentity
     private let restrictedSQL: String
     private let keyIndex: Int
     private var pages: TablePageTracker
     private var rows = EncodedRows()
     private let rowMaker: RowMaker
     private var isStarted = false
+    /// Whether the pages that commits write tell the rows to read again:
+    /// false once a schema change made the query stop qualifying (then
+    /// every refresh fetches everything).
+    private var isTrackingPages = true
+    /// Whether the next refresh must fetch everything: the rows that the
+    /// pages of the last commits named were not read (an error).
+    private var needsFullRefresh = false
 
     /// A tracker of `sql`, whose rows `inspection` identifies by the
     /// primary key of one table; nil when the query or the database does
@@ -60,23 +69,39 @@ package final class RowIDQueryTracker: @unchecked Sendable {
     ///
     /// - Parameter db: A connection outside of any transaction.
     package init?(sql: String, inspection: QueryInspection, in db: Database) throws {
-        guard case .primaryKey(let table, let keyColumns) = inspection.identity, keyColumns.count == 1,
-            let keyIndex = inspection.identity.columnIndexes(in: inspection.columnNames)?.first,
+        guard case .primaryKey(let table, _) = inspection.identity,
+            let (keyIndex, restrictedSQL) = try Self.restrictedQuery(sql: sql, inspection: inspection, in: db),
             let pages = try TablePageTracker(table: table, in: db)
         else { return nil }
-        let key = "\"" + inspection.columnNames[keyIndex].replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        // New lines: a query that ends with a `--` comment.
-        let restrictedSQL = "SELECT * FROM (\n\(sql)\n) WHERE \(key) IN (SELECT value FROM json_each(?))"
-        guard let statement = try? db.makeStatement(sql: restrictedSQL), statement.columnNames == inspection.columnNames,
-            try Self.looksUpRowIDsOnly(restrictedSQL, in: db)
-        else { return nil }
         self.sql = sql
+        self.identity = inspection.identity
         self.restrictedSQL = restrictedSQL
         self.keyIndex = keyIndex
         self.pages = pages
         self.columnNames = inspection.columnNames
         self.rowMaker = RowMaker(columnNames: inspection.columnNames)
     }
+
+    /// The index of the key column, and the query restricted to a list of
+    /// keys, when the query qualifies (see the type's documentation).
+    private static func restrictedQuery(
+        sql: String, inspection: QueryInspection, in db: Database
+    ) throws -> (keyIndex: Int, sql: String)? {
+        guard case .primaryKey(_, let keyColumns) = inspection.identity, keyColumns.count == 1,
+            let keyIndex = inspection.identity.columnIndexes(in: inspection.columnNames)?.first
+        else { return nil }
+        let key = "\"" + inspection.columnNames[keyIndex].replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // New lines: a query that ends with a `--` comment.
+        let restrictedSQL = "SELECT * FROM (\n\(sql)\n) WHERE \(key) IN (SELECT value FROM json_each(?) AS \(Self.keyListName))"
+        guard let statement = try? db.makeStatement(sql: restrictedSQL), statement.columnNames == inspection.columnNames,
+            try looksUpRowIDsOnly(restrictedSQL, in: db)
+        else { return nil }
+        return (keyIndex, restrictedSQL)
+    }
+
+    /// The name of the list of keys in the restricted query, which tells
+    /// its scan from a `json_each` of the user's query in the plan.
+    private static let keyListName = "sqlite_watch_keys"
 
     /// Whether SQLite runs the restricted query as rowid lookups of one
     /// table, with no other table access: then each result row depends on
@@ -88,7 +113,7 @@ package final class RowIDQueryTracker: @unchecked Sendable {
             let detail: String = try step["detail"]
             if detail.hasPrefix("SEARCH "), detail.hasSuffix(" USING INTEGER PRIMARY KEY (rowid=?)") {
                 lookups += 1
-            } else if !(detail.hasPrefix("LIST SUBQUERY ") || detail.hasPrefix("SCAN json_each VIRTUAL TABLE")) {
+            } else if !(detail.hasPrefix("LIST SUBQUERY ") || detail.hasPrefix("SCAN \(keyListName) VIRTUAL TABLE")) {
                 return false
             }
         }
@@ -140,9 +165,19 @@ package final class RowIDQueryTracker: @unchecked Sendable {
     package func refresh(_ db: Database) throws -> Refresh {
         guard isStarted else { return .unchanged }
         return try inSnapshot(db) { snapshot in
-            if let changes = try pages.changes(db, snapshot: snapshot) {
+            if isTrackingPages, !needsFullRefresh, let changes = try pages.changes(db, snapshot: snapshot) {
                 statistics.incremental += 1
-                return try apply(changes, in: db)
+                // The tracker moved past these commits: until their rows
+                // are read, only a full fetch can catch up.
+                needsFullRefresh = true
+                do {
+                    let refresh = try apply(changes, in: db)
+                    needsFullRefresh = false
+                    return refresh
+                } catch is UnkeyedRows {
+                    isStarted = false
+                    return .columnsChanged
+                }
             }
             statistics.full += 1
             // The key's place depends on the columns: check them first.
@@ -150,8 +185,22 @@ package final class RowIDQueryTracker: @unchecked Sendable {
                 isStarted = false
                 return .columnsChanged
             }
-            let fetched = try fetchAll(db)
-            try pages.start(db, snapshot: snapshot)
+            // After a schema change, the query may read another table, or
+            // its key may no longer be the rowid.
+            if isTrackingPages {
+                let inspection = try QueryInspection(sql: sql, keys: [], in: db)
+                let restricted = try Self.restrictedQuery(sql: sql, inspection: inspection, in: db)
+                isTrackingPages = inspection.identity == identity && restricted?.sql == restrictedSQL
+            }
+            let fetched: EncodedRows
+            do {
+                fetched = try fetchAll(db)
+            } catch is UnkeyedRows {
+                isStarted = false
+                return .columnsChanged
+            }
+            if isTrackingPages { try pages.start(db, snapshot: snapshot) }
+            needsFullRefresh = false
             return replaceRows(with: fetched)
         }
     }
@@ -177,7 +226,7 @@ package final class RowIDQueryTracker: @unchecked Sendable {
                 EncodedRows.encode(values, skipping: keyIndex, into: &bytes)
             }
         }
-        guard let fetched = builder.finish() else { throw Self.unexpected("two rows have the same rowid") }
+        guard let fetched = builder.finish() else { throw UnkeyedRows() }
         return fetched
     }
 
@@ -187,14 +236,14 @@ package final class RowIDQueryTracker: @unchecked Sendable {
     }
 
     private static func key(of values: [DatabaseValue], at index: Int) throws -> Int64 {
-        guard index < values.count, case .integer(let key) = values[index].storage else {
-            throw unexpected("a row has no integer key")
-        }
+        guard index < values.count, case .integer(let key) = values[index].storage else { throw UnkeyedRows() }
         return key
     }
 
-    private static func unexpected(_ message: String) -> DatabaseError {
-        DatabaseError(resultCode: .SQLITE_ERROR, message: "sqlite-watch cannot track the query: \(message)")
+    /// Rows that the key column no longer identifies (a row without an
+    /// integer key, two rows with the same one), after a schema change.
+    private struct UnkeyedRows: Error, CustomStringConvertible {
+        var description: String { "the rows of the query are no longer identified by an integer key" }
     }
 
     // MARK: - Differences
@@ -213,7 +262,9 @@ package final class RowIDQueryTracker: @unchecked Sendable {
             let list = "[" + batch.map(String.init).joined(separator: ",") + "]"
             try SQLRequest<Row>(sql: restrictedSQL, arguments: [list]).fetchCursor(db).forEach { row in
                 let values = row.databaseValues
-                fetched[try Self.key(of: values, at: keyIndex)] = values
+                guard fetched.updateValue(values, forKey: try Self.key(of: values, at: keyIndex)) == nil else {
+                    throw UnkeyedRows()
+                }
             }
             start += batch.count
         }
