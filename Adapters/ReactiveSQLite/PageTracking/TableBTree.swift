@@ -18,9 +18,9 @@ package struct TableBTree: Sendable {
     package enum Node: Sendable {
         case interior(children: [UInt32])
         /// `rowIDs`: the first and last rowids (nil for an empty leaf, the
-        /// root of an empty table); `overflows`: the overflow pages of its
-        /// rows, with their owners.
-        case leaf(rowIDs: ClosedRange<Int64>?, overflows: [(page: UInt32, rowID: Int64)])
+        /// root of an empty table); `overflowPages`: the overflow pages of
+        /// its rows.
+        case leaf(rowIDs: ClosedRange<Int64>?, overflowPages: [UInt32])
     }
 
     /// The rows a commit may have changed.
@@ -33,8 +33,8 @@ package struct TableBTree: Sendable {
 
     package let root: UInt32
     private var nodes: [UInt32: Node] = [:]
-    /// For each overflow page, its leaf and the rowid of its row.
-    private var overflowOwners: [UInt32: (leaf: UInt32, rowID: Int64)] = [:]
+    /// For each overflow page, the leaf of its row.
+    private var overflowOwners: [UInt32: UInt32] = [:]
 
     /// The number of pages of the tree (interior and leaf pages).
     package var pageCount: Int { nodes.count }
@@ -70,7 +70,7 @@ package struct TableBTree: Sendable {
         // moved by auto-vacuum changes its chain without writing its leaf.
         var reread = writtenPages
         for page in writtenPages {
-            if let owner = overflowOwners[page] { reread.insert(owner.leaf) }
+            if let leaf = overflowOwners[page] { reread.insert(leaf) }
         }
         let walk = try Self.walk(
             root: root, usableSize: usableSize, capacity: old.count,
@@ -88,7 +88,7 @@ package struct TableBTree: Sendable {
 
     private struct Walk {
         var nodes: [UInt32: Node] = [:]
-        var overflowOwners: [UInt32: (leaf: UInt32, rowID: Int64)] = [:]
+        var overflowOwners: [UInt32: UInt32] = [:]
         /// The rowids of the leaves read (not reused).
         var newRowIDs: [Int64] = []
     }
@@ -119,7 +119,7 @@ package struct TableBTree: Sendable {
                 case .interior(let children):
                     node = .interior(children: children)
                 case .leaf(let rowIDs, let overflows):
-                    var pages: [(page: UInt32, rowID: Int64)] = []
+                    var pages: [UInt32] = []
                     var chained: Set<UInt32> = []
                     for overflow in overflows {
                         var next = overflow.firstPage
@@ -127,21 +127,21 @@ package struct TableBTree: Sendable {
                             // A page met twice: a loop, or pages read from two states.
                             guard chained.insert(next).inserted, walk.nodes[next] == nil, walk.overflowOwners[next] == nil
                             else { throw TablePageError() }
-                            pages.append((next, overflow.rowID))
+                            pages.append(next)
                             next = try TablePage.nextOverflowPage(in: try readPage(next))
                         }
                     }
                     walk.newRowIDs += rowIDs
                     var range: ClosedRange<Int64>?
                     if let low = rowIDs.min(), let high = rowIDs.max() { range = low...high }
-                    node = .leaf(rowIDs: range, overflows: pages)
+                    node = .leaf(rowIDs: range, overflowPages: pages)
                 }
             }
             walk.nodes[page] = node
             switch node {
             case .interior(let children): pending += children
-            case .leaf(_, let overflows):
-                for overflow in overflows { walk.overflowOwners[overflow.page] = (page, overflow.rowID) }
+            case .leaf(_, let overflowPages):
+                for overflowPage in overflowPages { walk.overflowOwners[overflowPage] = page }
             }
         }
         return walk

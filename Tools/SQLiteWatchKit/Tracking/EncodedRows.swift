@@ -238,6 +238,21 @@ struct EncodedRows: Sendable {
 
     // MARK: - Variable-length integers
 
+    /// Reads the variable-length integer at `offset`, and moves past it.
+    private static func readVarint<Bytes: RandomAccessCollection<UInt8>>(
+        _ bytes: Bytes, at offset: inout Int
+    ) -> UInt64 where Bytes.Index == Int {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = bytes[offset]
+            offset += 1
+            value |= UInt64(byte & 0x7f) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+    }
+
     private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
@@ -268,15 +283,7 @@ struct EncodedRows: Sendable {
         }
 
         private mutating func varint() -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = bytes[offset]
-                offset += 1
-                value |= UInt64(byte & 0x7f) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
+            EncodedRows.readVarint(bytes, at: &offset)
         }
     }
 
@@ -341,17 +348,6 @@ struct EncodedRows: Sendable {
             offset += count
             return value
         }
-        func varint() -> Int {
-            var value = 0
-            var shift = 0
-            while true {
-                let byte = bytes[offset]
-                offset += 1
-                value |= Int(byte & 0x7f) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-        }
         while offset < bytes.endIndex {
             if let key, values.count == keyIndex { values.append(DatabaseValue(storage: .integer(key))) }
             let tag = Tag(rawValue: bytes[offset])
@@ -364,7 +360,7 @@ struct EncodedRows: Sendable {
             case .integer8: values.append(DatabaseValue(storage: .integer(Int64(bitPattern: littleEndian(8)))))
             case .real: values.append(DatabaseValue(storage: .real(Double(bitPattern: littleEndian(8)))))
             case .text, .invalidText, .blob:
-                let count = varint()
+                let count = Int(readVarint(bytes, at: &offset))
                 let payload = bytes[offset..<(offset + count)]
                 offset += count
                 values.append(tag == .blob ? DatabaseValue(storage: .blob(Data(payload))) : DatabaseValue(textBytes: payload))

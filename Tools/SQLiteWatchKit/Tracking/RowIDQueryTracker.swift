@@ -181,14 +181,14 @@ package final class RowIDQueryTracker: @unchecked Sendable {
             }
             statistics.full += 1
             // The key's place depends on the columns: check them first.
-            guard try db.makeStatement(sql: sql).columnNames == columnNames else {
+            // After a schema change, the query may also read another table,
+            // or its key may no longer be the rowid.
+            let inspection = try QueryInspection(sql: sql, keys: [], in: db)
+            guard inspection.columnNames == columnNames else {
                 isStarted = false
                 return .columnsChanged
             }
-            // After a schema change, the query may read another table, or
-            // its key may no longer be the rowid.
             if isTrackingPages {
-                let inspection = try QueryInspection(sql: sql, keys: [], in: db)
                 let restricted = try Self.restrictedQuery(sql: sql, inspection: inspection, in: db)
                 isTrackingPages = inspection.identity == identity && restricted?.sql == restrictedSQL
             }
