@@ -96,6 +96,18 @@ extension TestDatabase {
     /// pages: deep b-trees and overflow pages from few rows), with
     /// `auto_vacuum = FULL` or not, where `sql` then runs, outside of any
     /// transaction.
+    /// A database file in rollback mode (SQLite's default `DELETE`
+    /// journal) with pages of `pageSize` bytes, set up with `sql`, opened
+    /// by a `DatabaseQueue`.
+    public static func rollbackQueue(pageSize: Int, sql: String) throws -> TestDatabase {
+        let test = try DatabaseKind.fileQueue.make(sql: "SELECT 1")
+        try test.writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA page_size = \(pageSize); VACUUM")
+            try db.execute(sql: sql)
+        }
+        return test
+    }
+
     public static func walPool(pageSize: Int, autoVacuum: Bool = false, sql: String) throws -> TestDatabase {
         let test = try DatabaseKind.pool.make(sql: "SELECT 1")
         try test.writer.writeWithoutTransaction { db in

@@ -19,7 +19,7 @@ import ReactiveSQLite
 ///   O(log c + b), for c chunks of b rows (one chunk is read and written
 ///   again); the first keys of the chunks move when a chunk is added or
 ///   removed (O(c)).
-struct EncodedRows: Sendable {
+struct EncodedRows: Sequence, Sendable {
     private static let maxChunkRows = 128
 
     private struct Chunk: Sendable {
@@ -81,13 +81,25 @@ struct EncodedRows: Sendable {
         return keys
     }
 
-    /// Calls `body` with every row, in key order.
-    func forEach(_ body: (Element) throws -> Void) rethrows {
-        for chunk in chunks.indices {
-            var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
-            while let row = reader.next() { try body(row) }
+    /// The rows, in key order.
+    struct Iterator: IteratorProtocol {
+        fileprivate let rows: EncodedRows
+        fileprivate var nextChunk = 0
+        fileprivate var reader: ChunkReader?
+
+        mutating func next() -> Element? {
+            while true {
+                if let row = reader?.next() { return row }
+                guard nextChunk < rows.chunks.count else { return nil }
+                reader = ChunkReader(bytes: rows.chunks[nextChunk].bytes, key: rows.firstKeys[nextChunk])
+                nextChunk += 1
+            }
         }
     }
+
+    func makeIterator() -> Iterator { Iterator(rows: self) }
+
+    var underestimatedCount: Int { count }
 
     /// The rows, in key order, a chunk at a time.
     var chunkedRows: some Sequence<[Element]> {
@@ -117,6 +129,9 @@ struct EncodedRows: Sendable {
                 unordered.append((key, scratch))
             }
         }
+
+        /// Whether the rows so far came in ascending key order.
+        var isInKeyOrder: Bool { unordered.isEmpty }
 
         /// The rows, sorted by key; nil when two rows have the same key.
         consuming func finish() -> EncodedRows? {
@@ -178,12 +193,45 @@ struct EncodedRows: Sendable {
 
     // MARK: - Changing
 
+    /// Applies changes sorted by ascending key, each key once: the new
+    /// bytes of a row (inserted or replaced), or nil to remove it.
+    ///
+    /// - Complexity: O(k (log c + b)) for k changes when they are few;
+    ///   otherwise O(n + k), the rows rebuilt in one pass.
+    mutating func apply(_ changes: some Collection<(key: Int64, encoded: ArraySlice<UInt8>?)>) {
+        if changes.count <= Self.maxChunkRows || changes.count <= count / 32 {
+            for change in changes {
+                if let encoded = change.encoded { set(key: change.key, encoded: encoded) } else { remove(key: change.key) }
+            }
+            return
+        }
+        var builder = Builder()
+        var old = makeIterator()
+        var oldRow = old.next()
+        for change in changes {
+            while let row = oldRow, row.key < change.key {
+                builder.append(key: row.key) { $0 += row.encoded }
+                oldRow = old.next()
+            }
+            if let row = oldRow, row.key == change.key { oldRow = old.next() }
+            if let encoded = change.encoded { builder.append(key: change.key) { $0 += encoded } }
+        }
+        while let row = oldRow {
+            builder.append(key: row.key) { $0 += row.encoded }
+            oldRow = old.next()
+        }
+        guard let rebuilt = builder.finish() else {
+            preconditionFailure("changes applied to encoded rows must be sorted by key, each key once")
+        }
+        self = rebuilt
+    }
+
     /// Inserts the row with `key`, or replaces it.
-    mutating func set(key: Int64, encoded: [UInt8]) {
+    mutating func set(key: Int64, encoded: some Collection<UInt8>) {
         guard let chunk = chunkIndex(for: key) ?? (chunks.isEmpty ? nil : 0) else {
             chunks = [Chunk()]
             firstKeys = [key]
-            rewrite(chunk: 0, with: [(key, encoded[...])])
+            rewrite(chunk: 0, with: [(key, ArraySlice(encoded))])
             count = 1
             return
         }
@@ -191,9 +239,9 @@ struct EncodedRows: Sendable {
         var low = 0
         while low < rows.count, rows[low].key < key { low += 1 }
         if low < rows.count, rows[low].key == key {
-            rows[low].encoded = encoded[...]
+            rows[low].encoded = ArraySlice(encoded)
         } else {
-            rows.insert((key, encoded[...]), at: low)
+            rows.insert((key, ArraySlice(encoded)), at: low)
             count += 1
         }
         if rows.count > Self.maxChunkRows {
@@ -263,7 +311,7 @@ struct EncodedRows: Sendable {
     }
 
     /// Reads the rows of a chunk's bytes.
-    private struct ChunkReader {
+    fileprivate struct ChunkReader {
         let bytes: [UInt8]
         var key: Int64
         var offset = 0
@@ -290,50 +338,66 @@ struct EncodedRows: Sendable {
     // MARK: - Values
 
     private enum Tag: UInt8 {
-        case null, integer1, integer2, integer4, integer8, real, text, blob, invalidText
+        case null, integer1, integer2, integer4, integer8, real, text, blob
+    }
+
+    /// Appends the bytes of the values of `row` to `bytes`, skipping the
+    /// value at `skipped` (the key, kept apart).
+    static func encode(_ row: RawRow, skipping skipped: Int? = nil, into bytes: inout [UInt8]) {
+        for index in 0..<row.count where index != skipped {
+            encode(row[index], into: &bytes)
+        }
     }
 
     /// Appends the bytes of `values` to `bytes`, skipping the value at
-    /// `skipping` (the key, kept apart).
+    /// `skipped` (the key, kept apart): the same bytes as the row of a
+    /// statement that returns these values.
     static func encode(_ values: [DatabaseValue], skipping skipped: Int? = nil, into bytes: inout [UInt8]) {
         for (index, value) in values.enumerated() where index != skipped {
             switch value.storage {
-            case .null:
-                bytes.append(Tag.null.rawValue)
-            case .integer(let integer):
-                if let small = Int8(exactly: integer) {
-                    bytes.append(Tag.integer1.rawValue)
-                    bytes.append(UInt8(bitPattern: small))
-                } else if let small = Int16(exactly: integer) {
-                    bytes.append(Tag.integer2.rawValue)
-                    appendLittleEndian(UInt64(UInt16(bitPattern: small)), byteCount: 2, to: &bytes)
-                } else if let small = Int32(exactly: integer) {
-                    bytes.append(Tag.integer4.rawValue)
-                    appendLittleEndian(UInt64(UInt32(bitPattern: small)), byteCount: 4, to: &bytes)
-                } else {
-                    bytes.append(Tag.integer8.rawValue)
-                    appendLittleEndian(UInt64(bitPattern: integer), byteCount: 8, to: &bytes)
-                }
-            case .real(let real):
-                bytes.append(Tag.real.rawValue)
-                appendLittleEndian(real.bitPattern, byteCount: 8, to: &bytes)
+            case .null: encode(.null, into: &bytes)
+            case .integer(let integer): encode(.integer(integer), into: &bytes)
+            case .real(let real): encode(.real(real), into: &bytes)
             case .text(var text):
+                // A text that is not valid UTF-8 keeps its exact bytes apart from its repaired `String`.
                 if value.isInvalidUTF8Text, let exact = value.textBytes {
-                    bytes.append(Tag.invalidText.rawValue)
-                    appendVarint(UInt64(exact.count), to: &bytes)
-                    bytes += exact
+                    exact.withUnsafeBytes { encode(.text($0), into: &bytes) }
                 } else {
-                    bytes.append(Tag.text.rawValue)
-                    text.withUTF8 { utf8 in
-                        appendVarint(UInt64(utf8.count), to: &bytes)
-                        bytes += utf8
-                    }
+                    text.withUTF8 { encode(.text(UnsafeRawBufferPointer($0)), into: &bytes) }
                 }
             case .blob(let data):
-                bytes.append(Tag.blob.rawValue)
-                appendVarint(UInt64(data.count), to: &bytes)
-                bytes += data
+                data.withUnsafeBytes { encode(.blob($0), into: &bytes) }
             }
+        }
+    }
+
+    /// Appends the tag and payload of `value`.
+    @inline(__always)
+    private static func encode(_ value: RawValue, into bytes: inout [UInt8]) {
+        switch value {
+        case .null:
+            bytes.append(Tag.null.rawValue)
+        case .integer(let integer):
+            if let small = Int8(exactly: integer) {
+                bytes.append(Tag.integer1.rawValue)
+                bytes.append(UInt8(bitPattern: small))
+            } else if let small = Int16(exactly: integer) {
+                bytes.append(Tag.integer2.rawValue)
+                appendLittleEndian(UInt64(UInt16(bitPattern: small)), byteCount: 2, to: &bytes)
+            } else if let small = Int32(exactly: integer) {
+                bytes.append(Tag.integer4.rawValue)
+                appendLittleEndian(UInt64(UInt32(bitPattern: small)), byteCount: 4, to: &bytes)
+            } else {
+                bytes.append(Tag.integer8.rawValue)
+                appendLittleEndian(UInt64(bitPattern: integer), byteCount: 8, to: &bytes)
+            }
+        case .real(let real):
+            bytes.append(Tag.real.rawValue)
+            appendLittleEndian(real.bitPattern, byteCount: 8, to: &bytes)
+        case .text(let payload), .blob(let payload):
+            if case .text = value { bytes.append(Tag.text.rawValue) } else { bytes.append(Tag.blob.rawValue) }
+            appendVarint(UInt64(payload.count), to: &bytes)
+            bytes.append(contentsOf: payload)
         }
     }
 
@@ -359,7 +423,7 @@ struct EncodedRows: Sendable {
             case .integer4: values.append(DatabaseValue(storage: .integer(Int64(Int32(bitPattern: UInt32(littleEndian(4)))))))
             case .integer8: values.append(DatabaseValue(storage: .integer(Int64(bitPattern: littleEndian(8)))))
             case .real: values.append(DatabaseValue(storage: .real(Double(bitPattern: littleEndian(8)))))
-            case .text, .invalidText, .blob:
+            case .text, .blob:
                 let count = Int(readVarint(bytes, at: &offset))
                 let payload = bytes[offset..<(offset + count)]
                 offset += count

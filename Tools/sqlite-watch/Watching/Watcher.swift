@@ -33,9 +33,13 @@ final class Watcher {
     private var database: DatabaseQueue?
     private var inspection: QueryInspection?
     private var differ: RowDiffer?
-    /// Keeps the rows of a query over one rowid table from the pages that
-    /// commits write (see `RowIDQueryTracker`), when the query qualifies.
-    private var tracker: RowIDQueryTracker?
+    /// Keeps the rows of a query identified by one integer column, and
+    /// compares them without making them into `Row` values (see
+    /// `KeyedQueryTracker`), when the query qualifies.
+    private var tracker: KeyedQueryTracker?
+    /// False once the tracker met rows that its key does not identify:
+    /// from then on, the query is fetched again and diffed as `Row` values.
+    private var mayTrack = true
     /// Whether the next first value follows a change of the result's
     /// columns (it is printed as such).
     private var isAfterColumnsChange = false
@@ -99,11 +103,11 @@ final class Watcher {
     private func observe() {
         guard let database else { return }
         isWatching = true
-        if !settings.isOrdered, let inspection {
+        if !settings.isOrdered, mayTrack, let inspection {
             let sql = settings.sql
             // Any failure here (a lock) leaves the general way, which reports it.
             if let tracker = try? database.writeWithoutTransaction({ db in
-                try RowIDQueryTracker(sql: sql, inspection: inspection, in: db)
+                try KeyedQueryTracker(sql: sql, inspection: inspection, in: db)
             }) {
                 observe(with: tracker)
                 return
@@ -176,8 +180,9 @@ final class Watcher {
     // MARK: - Observing the pages that commits write
 
     /// Watches with `tracker`: after each commit of another process, it
-    /// reads the rows of the pages the commit wrote.
-    private func observe(with tracker: RowIDQueryTracker) {
+    /// reads the rows of the pages the commit wrote, or runs the query and
+    /// compares its rows as bytes.
+    private func observe(with tracker: KeyedQueryTracker) {
         guard let database else { return }
         self.tracker = tracker
         // Registered first, so that no commit after the first fetch goes
@@ -205,13 +210,25 @@ final class Watcher {
             // Give back to the system the memory of the first fetch and of
             // its text, which glibc keeps otherwise.
             cmemory_release_free_memory()
+        } catch is KeyedQueryTracker.UnkeyedRows {
+            // Keys that are not integers, or not unique: watch by fetching.
+            stopTracking()
+            observe()
         } catch {
             cancellable = nil
             retryOrFail(error) { $0.observe() }
         }
     }
 
-    private func receive(_ refresh: Result<RowIDQueryTracker.Refresh, any Error>, from tracker: RowIDQueryTracker) {
+    /// Ends the watch by `tracker`: the next `observe()` fetches the rows
+    /// and diffs them as `Row` values.
+    private func stopTracking() {
+        tracker = nil
+        cancellable = nil
+        mayTrack = false
+    }
+
+    private func receive(_ refresh: Result<KeyedQueryTracker.Refresh, any Error>, from tracker: KeyedQueryTracker) {
         guard tracker === self.tracker else { return }
         switch refresh {
         case .success(.unchanged):
@@ -219,6 +236,14 @@ final class Watcher {
         case .success(.changed(let changes)):
             lockReleased()
             printChanges(changes, columnNames: tracker.columnNames)
+        case .success(.unkeyed):
+            // Go on from the rows printed so far: the first fetch of the
+            // other way is diffed against them.
+            stopTracking()
+            differ = RowDiffer(
+                identity: inspection?.identity ?? .wholeRow, isOrdered: false, columnNames: tracker.columnNames,
+                rows: tracker.keptRows.all)
+            observe()
         case .success(.columnsChanged):
             // Inspect the query again: its key may have moved, or gone.
             self.tracker = nil

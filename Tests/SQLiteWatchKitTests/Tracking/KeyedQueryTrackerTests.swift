@@ -6,20 +6,35 @@ import Testing
 import TestSupport
 
 // Not with the SQLCipher trait: Debian's SQLCipher 3.4.1 has no `json_each`,
-// so the tracker refuses every query there (the tool then fetches the whole
-// result, which `EncryptedWatchingTests` covers), and its files are
-// encrypted, so their pages could not be read anyway.
+// so the way through pages is closed there, and its files are encrypted, so
+// their pages could not be read anyway (`EncryptedWatchingTests` cover the
+// tool on encrypted files, where the tracker runs the whole query).
 #if !SQLCipher
-/// `RowIDQueryTracker` against fresh fetches: the commits of another
-/// connection to a WAL database, random, and after each refresh the kept
-/// rows, and the rows a client rebuilds from the reported changes, equal
-/// what the query returns.
-@Suite struct RowIDQueryTrackerTests {
-    static let queries = [
+/// `KeyedQueryTracker` against fresh fetches: the commits of another
+/// connection, random, and after each refresh the kept rows, and the rows a
+/// client rebuilds from the reported changes, equal what the query returns;
+/// on a WAL database, where it reads the rows of the written pages, and on
+/// one in rollback mode, where it runs the whole query each time.
+@Suite struct KeyedQueryTrackerTests {
+    /// Queries the pages can serve on a WAL database.
+    static let pageQueries = [
         "SELECT * FROM item",
         "SELECT id, name FROM item WHERE score % 3 = 0",
         "SELECT score * 2 AS double, upper(typeof(name)) AS kind, id FROM item WHERE score > 40 -- a comment",
     ]
+
+    /// Queries the pages cannot serve, and their `--key` columns: rows in
+    /// another order than their keys', a key that is not the rowid.
+    static let otherKeyedQueries: [(sql: String, keys: [String])] = [
+        ("SELECT * FROM item ORDER BY name, id", []),
+        ("SELECT id * 3 AS code, name, score FROM item WHERE score < 80", ["code"]),
+        ("SELECT name, 5000 - id AS code FROM item", ["code"]),
+    ]
+
+    enum Mode: String, CaseIterable, CustomTestStringConvertible {
+        case wal, walAutoVacuum, rollback
+        var testDescription: String { rawValue }
+    }
 
     /// A WAL database of small pages (512 bytes: a deep tree from a few
     /// thousand rows, and overflow pages from rows of a few hundred bytes),
@@ -29,22 +44,26 @@ import TestSupport
         let watcher: DatabaseQueue
         let isAutoVacuum: Bool
 
-        init(rows: Int, autoVacuum: Bool = false) throws {
-            test = try TestDatabase.walPool(pageSize: 512, autoVacuum: autoVacuum, sql: """
+        init(rows: Int, mode: Mode = .wal) throws {
+            let sql = """
                 CREATE TABLE item(id INTEGER PRIMARY KEY, name, score INTEGER);
                 CREATE TABLE other(a, b);
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
                 INSERT INTO item SELECT i, 'item ' || i, i % 100 FROM n;
-                """)
-            isAutoVacuum = autoVacuum
+                """
+            test = switch mode {
+            case .wal, .walAutoVacuum: try TestDatabase.walPool(pageSize: 512, autoVacuum: mode == .walAutoVacuum, sql: sql)
+            case .rollback: try TestDatabase.rollbackQueue(pageSize: 512, sql: sql)
+            }
+            isAutoVacuum = mode == .walAutoVacuum
             var configuration = Configuration()
             configuration.readonly = true
                 watcher = try DatabaseQueue(path: test.path!, configuration: configuration)
         }
 
-        func tracker(_ sql: String) throws -> RowIDQueryTracker? {
+        func tracker(_ sql: String, keys: [String] = []) throws -> KeyedQueryTracker? {
             try watcher.writeWithoutTransaction { db in
-                try RowIDQueryTracker(sql: sql, inspection: QueryInspection(sql: sql, keys: [], in: db), in: db)
+                try KeyedQueryTracker(sql: sql, inspection: QueryInspection(sql: sql, keys: keys, in: db), in: db)
             }
         }
 
@@ -85,27 +104,44 @@ import TestSupport
         rows.keys.sorted().compactMap { rows[$0] }
     }
 
-    @Test(arguments: queries)
-    func keptRowsEqualAFreshFetchAfterEveryRefresh(sql: String) throws {
-        try Self.checkRandomCommits(sql: sql, fixture: try Fixture(rows: 2_000))
+    /// With auto-vacuum (`walAutoVacuum`), commits move pages (overflow
+    /// pages included) without writing the leaves that point to them.
+    @Test(arguments: pageQueries, [Mode.wal, .rollback])
+    func keptRowsEqualAFreshFetchAfterEveryRefresh(sql: String, mode: Mode) throws {
+        try Self.checkRandomCommits(
+            sql: sql, fixture: try Fixture(rows: 2_000, mode: mode), tracksPages: mode == .wal,
+            isKeyOrdered: sql == "SELECT * FROM item" ? true : nil)
     }
 
-    /// With auto-vacuum, commits move pages (overflow pages included)
-    /// without writing the leaves that point to them.
     @Test func pagesMovedByAutoVacuumKeepTheRowsExact() throws {
-        try Self.checkRandomCommits(sql: "SELECT * FROM item", fixture: try Fixture(rows: 2_000, autoVacuum: true))
+        try Self.checkRandomCommits(
+            sql: "SELECT * FROM item", fixture: try Fixture(rows: 2_000, mode: .walAutoVacuum), tracksPages: true,
+            isKeyOrdered: true)
+    }
+
+    /// Rows that come out of key order go through a sort: some refreshes
+    /// say so.
+    @Test(arguments: otherKeyedQueries.indices, [Mode.wal, .rollback])
+    func otherKeyedQueriesEqualAFreshFetchAfterEveryRefresh(query: Int, mode: Mode) throws {
+        let (sql, keys) = Self.otherKeyedQueries[query]
+        try Self.checkRandomCommits(
+            sql: sql, keys: keys, fixture: try Fixture(rows: 2_000, mode: mode), tracksPages: false,
+            isKeyOrdered: sql.contains("ORDER BY") || sql.contains("5000 - id") ? false : nil)
     }
 
     /// Random commits of another connection, a refresh after each one to
     /// three, and the comparisons with a fresh fetch.
-    static func checkRandomCommits(sql: String, fixture: Fixture) throws {
-        let tracker = try #require(try fixture.tracker(sql))
-        let keyIndex = try #require(tracker.columnNames.firstIndex(of: "id"))
+    static func checkRandomCommits(
+        sql: String, keys: [String] = [], fixture: Fixture, tracksPages: Bool, isKeyOrdered: Bool? = nil
+    ) throws {
+        let tracker = try #require(try fixture.tracker(sql, keys: keys))
+        #expect(tracker.tracksPages == tracksPages)
+        let keyIndex = try #require(tracker.columnNames.firstIndex(of: keys.first ?? "id"))
         try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
         var replica = try fixture.freshRows(sql, keyIndex: keyIndex)
         #expect(tracker.keptRows.all == inKeyOrder(replica))
 
-        var random = SplitMix64(seed: UInt64(sql.utf8.count) &+ (fixture.isAutoVacuum ? 7 : 0))
+        var random = SplitMix64(seed: UInt64(sql.utf8.count) &+ (fixture.isAutoVacuum ? 7 : 0) &+ (tracksPages ? 0 : 3))
         for step in 0..<150 {
             var statements: [String] = []
             for _ in 0..<Int.random(in: 1...3, using: &random) {
@@ -142,9 +178,17 @@ import TestSupport
                 return
             }
         }
-        // Most refreshes read the written pages only (VACUUM, big changes,
-        // restarts of the log between two refreshes fetch everything).
-        #expect(tracker.statistics.incremental > 120, "\(tracker.statistics)")
+        let statistics = tracker.statistics
+        if tracksPages {
+            // Most refreshes read the written pages only (VACUUM, big changes,
+            // restarts of the log between two refreshes fetch everything).
+            #expect(statistics.incremental > 120, "\(statistics)")
+        } else {
+            #expect(statistics.incremental == 0 && statistics.full == 150, "\(statistics)")
+        }
+        // Rows out of key order are sorted from the first refresh on;
+        // an index on `score` sends those of a filter on it out of order.
+        if let isKeyOrdered { #expect(statistics.unordered == (isKeyOrdered ? 0 : 150), "\(statistics)") }
     }
 
     @Test func aRefreshReadsTheRowsOfTheWrittenPagesOnly() throws {
@@ -161,7 +205,9 @@ import TestSupport
         #expect(tracker.statistics.rowsRead < 40, "\(tracker.statistics)")
     }
 
-    @Test func otherQueriesAreNotTracked() throws {
+    /// Queries whose rows may depend on other rows, or on other tables: no
+    /// way through pages.
+    @Test func otherQueriesDoNotTrackPages() throws {
         let fixture = try Fixture(rows: 10)
         for sql in [
             "SELECT * FROM item LIMIT 5",
@@ -173,17 +219,63 @@ import TestSupport
             "SELECT * FROM item WHERE EXISTS (SELECT 1 FROM other WHERE b = item.id)",
             "SELECT item.* FROM item, json_each('[1, 2]')",
         ] {
-            #expect(try fixture.tracker(sql) == nil, "\(sql)")
+            #expect(try fixture.tracker(sql)?.tracksPages != true, "\(sql)")
         }
     }
 
-    @Test func aDatabaseInRollbackModeIsNotTracked() throws {
-        let test = try DatabaseKind.fileQueue.make(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, name)")
-        let tracker = try test.writer.writeWithoutTransaction { db in
-            try RowIDQueryTracker(
-                sql: "SELECT * FROM item", inspection: QueryInspection(sql: "SELECT * FROM item", keys: [], in: db), in: db)
+    @Test func aDatabaseInRollbackModeIsTrackedWithoutPages() throws {
+        let fixture = try Fixture(rows: 10, mode: .rollback)
+        let tracker = try #require(try fixture.tracker("SELECT * FROM item"))
+        #expect(!tracker.tracksPages)
+    }
+
+    /// Rows identified by several columns, or by all their values, are not
+    /// for the tracker.
+    @Test func rowsWithoutOneKeyColumnAreNotTracked() throws {
+        let fixture = try Fixture(rows: 10)
+        #expect(try fixture.tracker("SELECT name, score FROM item") == nil)
+        #expect(try fixture.tracker("SELECT * FROM item", keys: ["name", "score"]) == nil)
+    }
+
+    /// A key column of texts, or of integers that repeat, cannot identify
+    /// the rows: `start` says so, and a refresh that meets a repeated key
+    /// ends the tracking with the rows it had.
+    @Test func rowsThatTheKeyDoesNotIdentifyEndTheTracking() throws {
+        let fixture = try Fixture(rows: 200)
+        for (sql, key) in [("SELECT * FROM item", "name"), ("SELECT * FROM item", "score")] {
+            let tracker = try #require(try fixture.tracker(sql, keys: [key]))
+            #expect(throws: KeyedQueryTracker.UnkeyedRows.self, "\(key)") {
+                try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
+            }
         }
-        #expect(tracker == nil)
+        let sql = "SELECT * FROM item WHERE id <= 50"
+        let tracker = try #require(try fixture.tracker(sql, keys: ["score"]))
+        try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
+        let before = tracker.keptRows.all
+        #expect(before.count == 50)
+        try fixture.test.writer.writeSQL("UPDATE item SET score = 1 WHERE id = 2")
+        let refresh = try fixture.watcher.writeWithoutTransaction { db in try tracker.refresh(db) }
+        guard case .unkeyed = refresh else { Issue.record("\(refresh)"); return }
+        #expect(tracker.keptRows.all == before)
+    }
+
+    /// A commit that changes most rows rebuilds the kept rows in one pass.
+    @Test(arguments: [Mode.wal, .rollback])
+    func aCommitThatChangesEveryRowKeepsTheRowsExact(mode: Mode) throws {
+        let fixture = try Fixture(rows: 3_000, mode: mode)
+        let sql = "SELECT * FROM item"
+        let tracker = try #require(try fixture.tracker(sql))
+        try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
+        for change in [
+            "UPDATE item SET score = score + 1", "DELETE FROM item WHERE id % 2 = 0",
+            "INSERT INTO item SELECT id + 1, 'back', 0 FROM item", "DELETE FROM item",
+            "INSERT INTO item VALUES (1, 'one', 1)",
+        ] {
+            try fixture.test.writer.writeSQL(change)
+            let refresh = try fixture.watcher.writeWithoutTransaction { db in try tracker.refresh(db) }
+            #expect(!refresh.isUnchanged, "\(change)")
+            #expect(tracker.keptRows.all == Self.inKeyOrder(try fixture.freshRows(sql, keyIndex: 0)), "\(change)")
+        }
     }
 
     /// A view redefined over another table, a table made again without a
@@ -227,7 +319,7 @@ import TestSupport
     }
 }
 
-extension RowIDQueryTracker.Refresh {
+extension KeyedQueryTracker.Refresh {
     var isUnchanged: Bool {
         if case .unchanged = self { return true }
         return false
