@@ -2,18 +2,25 @@
 """Latency from an external commit to sqlite-watch's JSON line, and the
 watcher's CPU while nothing changes.
 
-This script (another process) commits to a WAL database that
-`sqlite-watch --format json` watches; for each commit that changes one row,
+This script (another process) commits to a database (WAL, or rollback
+journal with `--journal-mode delete`) that `sqlite-watch --format json`
+watches; for each commit that changes one row,
 the time from the return of `COMMIT` to the line of `sqlite-watch` that
 carries it is one sample. Then nothing is committed for `--idle` seconds,
 and the watcher's CPU time over that span (user + system, from
 /proc/PID/stat) is reported as a share of one core.
+
+With `--baseline`, the time SQLite alone takes to run the query once
+(Benchmarks/Tools/sqlite-scan.c: prepare, step, read every column; built
+with `cc`) is measured on the same file, five times before the watch and
+five times after, and the median latency is reported as a ratio of it.
 
     swift build -c release --product sqlite-watch
     python3 Benchmarks/watch-latency.py --tool .build/release/sqlite-watch --rows 1000
 """
 import argparse
 import os
+import pathlib
 import re
 import select
 import sqlite3
@@ -52,6 +59,19 @@ def table_bytes(connection, table):
         return count * connection.execute("PRAGMA page_size").fetchone()[0]
 
 
+def scan_milliseconds(scanner, path, query, runs):
+    """The times of `runs` runs of the query by SQLite alone (sqlite-scan)."""
+    output = subprocess.run([scanner, path, query, str(runs)], check=True, capture_output=True, text=True).stdout
+    return [float(line.split()[0]) for line in output.splitlines()]
+
+
+def build_scanner(directory):
+    source = pathlib.Path(__file__).resolve().parent / "Tools" / "sqlite-scan.c"
+    scanner = os.path.join(directory, "sqlite-scan")
+    subprocess.run(["cc", "-O2", "-o", scanner, str(source), "-lsqlite3"], check=True)
+    return scanner
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tool", default=".build/release/sqlite-watch")
@@ -61,21 +81,30 @@ def main():
                         help="pad the names to this length (wider rows: 45 makes a 1 000 000-row table of about 65 MB)")
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between commits")
     parser.add_argument("--idle", type=float, default=60, help="seconds without commits for the CPU reading")
+    parser.add_argument("--journal-mode", default="wal", choices=["wal", "delete"])
+    parser.add_argument("--query", default="SELECT * FROM item",
+                        help="the watched query (its rows must include the name column)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also time SQLite alone running the query (sqlite-scan), and report the ratio")
     arguments = parser.parse_args()
 
     directory = tempfile.mkdtemp(prefix="watch-latency-")
     path = os.path.join(directory, "db.sqlite")
     writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode = wal")
+    writer.execute(f"PRAGMA journal_mode = {arguments.journal_mode}")
     writer.execute("PRAGMA synchronous = normal")
     writer.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)")
     writer.execute("BEGIN")
     writer.executemany("INSERT INTO item VALUES (?, ?, ?)", ((i, f"i{i}".ljust(arguments.name_length, "x"), i) for i in range(1, arguments.rows + 1)))
     writer.execute("COMMIT")
+    scans = []
+    if arguments.baseline:
+        scanner = build_scanner(directory)
+        scans += scan_milliseconds(scanner, path, arguments.query, 5)
 
     started = time.monotonic()
     process = subprocess.Popen(
-        [arguments.tool, path, "SELECT * FROM item", "--format", "json"],
+        [arguments.tool, path, arguments.query, "--format", "json"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     stdout = process.stdout.fileno()
     buffer = bytearray()
@@ -125,16 +154,22 @@ def main():
     cpu_after = cpu_seconds(process.pid)
     process.terminate()
     process.wait()
+    if arguments.baseline:
+        scans += scan_milliseconds(scanner, path, arguments.query, 5)
 
     samples.sort()
     p90 = samples[min(len(samples) - 1, int(len(samples) * 0.9))]
-    print(f"{arguments.rows}-row SELECT *, WAL, {arguments.commits} commits of one row, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{arguments.rows} rows, {arguments.query!r}, {arguments.journal_mode} journal, "
+          f"{arguments.commits} commits of one row, load average {os.getloadavg()[0]:.2f}")
     print(f"first rows: {first * 1000:.0f} ms")
     print(f"commit to line: median {statistics.median(samples):.1f} ms, p90 {p90:.1f} ms, max {samples[-1]:.1f} ms "
           f"({len(samples)} of {arguments.commits} seen)")
     print(f"table in SQLite's encoding: {size / 1e6:.1f} MB; watcher RSS after the first rows {rss_first / 1e3:.0f} MB, "
           f"after the commits {rss_after / 1e3:.0f} MB ({rss_after * 1e3 / size:.2f}x the table), peak {rss_peak / 1e3:.0f} MB")
+    if scans:
+        scan = statistics.median(scans)
+        print(f"SQLite alone runs the query in {scan:.1f} ms (median of {len(scans)}, {min(scans):.1f} to "
+              f"{max(scans):.1f}): median commit to line {statistics.median(samples) / scan:.2f}x that")
     print(f"idle CPU over {arguments.idle:.0f} s: {(cpu_after - cpu_before) / arguments.idle * 100:.2f} % of one core")
 
 

@@ -1,5 +1,8 @@
 #include "CMemory.h"
 
+// Any header of the C library defines __GLIBC__ for glibc: test it after one.
+#include <stdlib.h>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

@@ -111,8 +111,9 @@ struct EncodedRows: Sequence, Sendable {
     /// A builder of rows that come in any order.
     struct Builder {
         private var rows = EncodedRows()
-        /// The rows that came after a greater key, to sort at the end.
-        private var unordered: [(key: Int64, encoded: [UInt8])] = []
+        /// The rows from the first one that came after a greater key on,
+        /// to sort at the end.
+        private var unordered: UnorderedRows?
         private var scratch: [UInt8] = []
         private var lastKey: Int64?
 
@@ -120,41 +121,80 @@ struct EncodedRows: Sequence, Sendable {
 
         /// Adds a row; `encode` appends its values' bytes (see `encode(_:into:)`).
         mutating func append(key: Int64, encode: (inout [UInt8]) -> Void) {
-            scratch.removeAll(keepingCapacity: true)
-            encode(&scratch)
-            if unordered.isEmpty, lastKey.map({ $0 < key }) ?? true {
+            if unordered == nil, lastKey.map({ $0 < key }) ?? true {
+                scratch.removeAll(keepingCapacity: true)
+                encode(&scratch)
                 rows.appendLast(key: key, encoded: scratch[...])
                 lastKey = key
             } else {
-                unordered.append((key, scratch))
+                if unordered == nil { unordered = UnorderedRows() }
+                unordered!.append(key: key, encode: encode)
             }
         }
 
         /// Whether the rows so far came in ascending key order.
-        var isInKeyOrder: Bool { unordered.isEmpty }
+        var isInKeyOrder: Bool { unordered == nil }
 
         /// The rows, sorted by key; nil when two rows have the same key.
+        ///
+        /// - Complexity: O(n + m log m), where m rows came out of order.
         consuming func finish() -> EncodedRows? {
-            guard !unordered.isEmpty else {
+            guard var unordered else {
                 rows.closeLastChunk()
                 return rows
             }
-            var all: [(key: Int64, encoded: [UInt8])] = []
-            all.reserveCapacity(rows.count + unordered.count)
-            rows.forEach { all.append(($0.key, Array($0.encoded))) }
-            rows = EncodedRows()
-            all += unordered
-            unordered = []
-            all.sort { $0.key < $1.key }
-            var sorted = EncodedRows()
+            var merged = EncodedRows()
+            var ordered = rows.makeIterator()
+            var orderedRow = ordered.next()
             var lastKey: Int64?
-            for row in all {
-                guard lastKey.map({ $0 < row.key }) ?? true else { return nil }
-                sorted.appendLast(key: row.key, encoded: row.encoded[...])
+            func append(_ row: Element) -> Bool {
+                guard lastKey.map({ $0 < row.key }) ?? true else { return false }
+                merged.appendLast(key: row.key, encoded: row.encoded)
                 lastKey = row.key
+                return true
             }
-            sorted.closeLastChunk()
-            return sorted
+            for row in unordered.sorted() {
+                while let next = orderedRow, next.key <= row.key {
+                    guard append(next) else { return nil }
+                    orderedRow = ordered.next()
+                }
+                guard append(row) else { return nil }
+            }
+            while let next = orderedRow {
+                guard append(next) else { return nil }
+                orderedRow = ordered.next()
+            }
+            merged.closeLastChunk()
+            return merged
+        }
+    }
+
+    /// Rows in any order, their bytes in one buffer (no allocation per row),
+    /// sorted by key when read.
+    struct UnorderedRows {
+        private var bytes: [UInt8] = []
+        private var index: [(key: Int64, start: Int, end: Int)] = []
+
+        init() {}
+
+        var count: Int { index.count }
+
+        /// Adds a row; `encode` appends its values' bytes.
+        mutating func append(key: Int64, encode: (inout [UInt8]) -> Void) {
+            let start = bytes.count
+            encode(&bytes)
+            index.append((key, start, bytes.count))
+        }
+
+        /// The rows, in ascending key order (rows with the same key in the
+        /// order they came).
+        ///
+        /// - Complexity: O(n log n) for the first sort.
+        mutating func sorted() -> some Sequence<Element> {
+            // A sort on keys only can move rows with equal keys: tell them
+            // apart by their place in the buffer.
+            index.sort { ($0.key, $0.start) < ($1.key, $1.start) }
+            return index.lazy.map { [bytes] in ($0.key, bytes[$0.start..<$0.end]) }
         }
     }
 

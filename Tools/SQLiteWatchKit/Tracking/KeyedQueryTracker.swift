@@ -242,14 +242,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
             let restricted = try Self.restrictedQuery(sql: sql, inspection: inspection, in: db)
             self.pages?.isTracking = inspection.identity == identity && restricted == pages.restrictedSQL
         }
-        let changes: [RowChange]
-        if isKeyOrdered, let merged = try mergeWithKeptRows(db) {
-            changes = merged
-        } else {
-            statistics.unordered += 1
-            let fetched = try fetchAll(db)
-            changes = Self.changes(from: rows, to: fetched)
-        }
+        let changes = try compareAllRows(db)
         if let pages, pages.isTracking { try self.pages?.tracker.start(db, snapshot: snapshot) }
         pages?.needsFullRefresh = false
         return commit(changes)
@@ -305,73 +298,92 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     /// (nil: deleted).
     private typealias RowChange = (key: Int64, old: ArraySlice<UInt8>?, new: ArraySlice<UInt8>?)
 
-    /// Runs the query and compares its rows, as they come, with the kept
-    /// ones; nil when they do not come in ascending key order (then
-    /// nothing is changed).
-    ///
-    /// - Complexity: O(n + m) for n kept rows and m fetched ones, and no
-    ///   copy of the rows that did not change.
-    private func mergeWithKeptRows(_ db: Database) throws -> [RowChange]? {
-        var changes: [RowChange] = []
-        var kept = rows.makeIterator()
-        var keptRow = kept.next()
-        var lastKey: Int64?
-        var scratch: [UInt8] = []
-        let keyIndex = self.keyIndex
-        do {
-            try db.forEachRawRow(sql: sql) { row in
-                let key = try Self.key(of: row, at: keyIndex)
-                guard lastKey.map({ $0 < key }) ?? true else {
-                    // The same key twice is also met here.
-                    throw NotInKeyOrder()
-                }
-                lastKey = key
-                scratch.removeAll(keepingCapacity: true)
-                EncodedRows.encode(row, skipping: keyIndex, into: &scratch)
-                while let old = keptRow, old.key < key {
-                    changes.append((old.key, old.encoded, nil))
-                    keptRow = kept.next()
-                }
-                if let old = keptRow, old.key == key {
-                    if !old.encoded.elementsEqual(scratch) { changes.append((key, old.encoded, scratch[...])) }
-                    keptRow = kept.next()
-                } else {
-                    changes.append((key, nil, scratch[...]))
-                }
-            }
-        } catch is NotInKeyOrder {
-            return nil
-        }
-        while let old = keptRow {
-            changes.append((old.key, old.encoded, nil))
+    /// Compares rows that come in ascending key order with the kept ones,
+    /// in one pass.
+    private struct KeptRowsMerger {
+        private var kept: EncodedRows.Iterator
+        private var keptRow: EncodedRows.Element?
+        private var lastKey: Int64?
+        private(set) var changes: [RowChange] = []
+
+        init(_ rows: EncodedRows) {
+            kept = rows.makeIterator()
             keptRow = kept.next()
         }
-        return changes
+
+        /// Compares the next row; throws `NotInKeyOrder` when its key is
+        /// not greater than the previous one's (the same key twice included).
+        mutating func receive(key: Int64, encoded: ArraySlice<UInt8>) throws(NotInKeyOrder) {
+            guard lastKey.map({ $0 < key }) ?? true else { throw NotInKeyOrder() }
+            lastKey = key
+            while let old = keptRow, old.key < key {
+                changes.append((old.key, old.encoded, nil))
+                keptRow = kept.next()
+            }
+            if let old = keptRow, old.key == key {
+                if !old.encoded.elementsEqual(encoded) { changes.append((key, old.encoded, encoded)) }
+                keptRow = kept.next()
+            } else {
+                changes.append((key, nil, encoded))
+            }
+        }
+
+        /// The changes, once every row was received: the kept rows not
+        /// met are deleted.
+        consuming func finish() -> [RowChange] {
+            while let old = keptRow {
+                changes.append((old.key, old.encoded, nil))
+                keptRow = kept.next()
+            }
+            return changes
+        }
     }
 
     private struct NotInKeyOrder: Error {}
 
-    /// The rows that differ between two results.
-    private static func changes(from old: EncodedRows, to new: EncodedRows) -> [RowChange] {
-        var changes: [RowChange] = []
-        var oldRows = old.makeIterator()
-        var newRows = new.makeIterator()
-        var oldRow = oldRows.next()
-        var newRow = newRows.next()
-        while oldRow != nil || newRow != nil {
-            if let old = oldRow, newRow.map({ old.key < $0.key }) ?? true {
-                changes.append((old.key, old.encoded, nil))
-                oldRow = oldRows.next()
-            } else if let new = newRow, oldRow.map({ new.key < $0.key }) ?? true {
-                changes.append((new.key, nil, new.encoded))
-                newRow = newRows.next()
-            } else if let old = oldRow, let new = newRow {
-                if !old.encoded.elementsEqual(new.encoded) { changes.append((old.key, old.encoded, new.encoded)) }
-                oldRow = oldRows.next()
-                newRow = newRows.next()
-            }
+    /// Runs the query and compares its rows with the kept ones, their
+    /// values read in place: as they come when they come in ascending key
+    /// order, and otherwise collected in one buffer and sorted first (when
+    /// the last run said so, or when this one meets a row out of order:
+    /// then it runs again).
+    ///
+    /// - Complexity: O(n + m) for n kept rows and m fetched ones, with no
+    ///   copy of the rows that did not change; O(m log m) more when they
+    ///   come out of order.
+    private func compareAllRows(_ db: Database) throws -> [RowChange] {
+        let keyIndex = self.keyIndex
+        if isKeyOrdered {
+            var merger = KeptRowsMerger(rows)
+            var scratch: [UInt8] = []
+            do {
+                try db.forEachRawRow(sql: sql) { row in
+                    let key = try Self.key(of: row, at: keyIndex)
+                    scratch.removeAll(keepingCapacity: true)
+                    EncodedRows.encode(row, skipping: keyIndex, into: &scratch)
+                    try merger.receive(key: key, encoded: scratch[...])
+                }
+                return merger.finish()
+            } catch is NotInKeyOrder {}
         }
-        return changes
+        statistics.unordered += 1
+        var fetched = EncodedRows.UnorderedRows()
+        var isInKeyOrder = true
+        var lastKey: Int64?
+        try db.forEachRawRow(sql: sql) { row in
+            let key = try Self.key(of: row, at: keyIndex)
+            if let lastKey, lastKey >= key { isInKeyOrder = false }
+            lastKey = key
+            fetched.append(key: key) { EncodedRows.encode(row, skipping: keyIndex, into: &$0) }
+        }
+        isKeyOrdered = isInKeyOrder
+        var merger = KeptRowsMerger(rows)
+        do {
+            for row in fetched.sorted() { try merger.receive(key: row.key, encoded: row.encoded) }
+        } catch {
+            // Sorted keys out of order: the same key twice.
+            throw UnkeyedRows()
+        }
+        return merger.finish()
     }
 
     /// Reads again the rows `changes` names, and applies them.

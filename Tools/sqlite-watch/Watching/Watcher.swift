@@ -193,7 +193,10 @@ final class Watcher {
                 MainActor.assumeIsolated { retryOrFail(error) { $0.observe() } }
             },
             onChange: { [self] db in
+                let fullRefreshes = tracker.statistics.full
                 let refresh = Result { try tracker.refresh(db) }
+                // A run of the whole query freed buffers of the result's size.
+                if tracker.statistics.full > fullRefreshes { cmemory_release_free_memory() }
                 DispatchQueue.main.async { MainActor.assumeIsolated { self.receive(refresh, from: tracker) } }
             })
         do {
