@@ -7,7 +7,7 @@ import TestSupport
 @Suite(.timeLimit(.minutes(3)))
 struct WatchingTests {
     /// In WAL mode, the rows of the pages a commit wrote are read again
-    /// (see `RowIDQueryTracker`); in rollback mode, the whole result.
+    /// (see `KeyedQueryTracker`); in rollback mode, the whole result, compared as bytes.
     @Test(arguments: ["delete", "wal"])
     func theTablePrintsTheRowsThenInsertedUpdatedAndDeletedRows(journalMode: String) async throws {
         let database = try await WatchedDatabase.players(journalMode: journalMode)
@@ -44,7 +44,7 @@ struct WatchingTests {
     }
 
     /// In WAL mode, the rows of the pages a commit wrote are read again
-    /// (see `RowIDQueryTracker`); in rollback mode, the whole result.
+    /// (see `KeyedQueryTracker`); in rollback mode, the whole result, compared as bytes.
     @Test(arguments: ["delete", "wal"])
     func jsonPrintsOneObjectPerLine(journalMode: String) async throws {
         let database = try await WatchedDatabase.players(journalMode: journalMode)
@@ -63,6 +63,31 @@ struct WatchingTests {
         for line in lines {
             #expect(throws: Never.self) { try JSONSerialization.jsonObject(with: Data(line.utf8)) }
         }
+    }
+
+    /// `--key score`: integers, unique until a commit gives two rows the
+    /// same score; from then on the rows are fetched and diffed as values
+    /// (a repeated key tells its rows apart by their order), from the rows
+    /// printed so far, and the changes stay exact.
+    @Test(arguments: ["delete", "wal"])
+    func aKeyThatStopsIdentifyingTheRowsKeepsTheChangesExact(journalMode: String) async throws {
+        let database = try await WatchedDatabase.players(journalMode: journalMode)
+        let watch = try database.watch(
+            "SELECT id, name, score FROM player ORDER BY id", "--key", "score", "--format", "json", "--count", "3")
+        try await watch.waitForOutput(containing: "{\"rows\":")
+        try await database.execute("UPDATE player SET name = 'Art' WHERE id = 1")
+        try await watch.waitForOutput(containing: "Art\"")
+        try await database.execute("UPDATE player SET score = 100 WHERE id = 2")
+        try await watch.waitForOutput(containing: "\"deleted\":[{\"id\":2")
+        try await database.execute("UPDATE player SET name = 'Cat' WHERE id = 3")
+        #expect(try await watch.waitForExit() == .exit(0))
+        #expect(watch.outputText.lines == [
+            // In the query's order, not the key's.
+            #"{"rows":[{"id":1,"name":"Arthur","score":100},{"id":2,"name":"Barbara","score":80},{"id":3,"name":"Craig","score":60}]}"#,
+            #"{"inserted":[],"updated":[{"id":1,"name":"Art","score":100}],"previous":[{"name":"Arthur"}],"deleted":[]}"#,
+            #"{"inserted":[{"id":2,"name":"Barbara","score":100}],"updated":[],"previous":[],"deleted":[{"id":2,"name":"Barbara","score":80}]}"#,
+            #"{"inserted":[],"updated":[{"id":3,"name":"Cat","score":60}],"previous":[{"name":"Craig"}],"deleted":[]}"#,
+        ])
     }
 
     @Test func orderedReportsMovesInJSON() async throws {
@@ -108,7 +133,7 @@ struct WatchingTests {
     }
 
     /// In WAL mode, the rows of the pages a commit wrote are read again
-    /// (see `RowIDQueryTracker`); in rollback mode, the whole result.
+    /// (see `KeyedQueryTracker`); in rollback mode, the whole result, compared as bytes.
     @Test(arguments: ["delete", "wal"])
     func countExitsAfterThatManyChanges(journalMode: String) async throws {
         let database = try await WatchedDatabase.players(journalMode: journalMode)

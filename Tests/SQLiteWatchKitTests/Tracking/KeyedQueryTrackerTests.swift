@@ -223,6 +223,19 @@ import TestSupport
         }
     }
 
+    /// The first rows are printed as the query returns them; the kept
+    /// rows are in key order.
+    @Test func theFirstRowsComeInTheQuerysOrder() throws {
+        let fixture = try Fixture(rows: 300)
+        for sql in ["SELECT * FROM item ORDER BY score DESC, id", "SELECT * FROM item"] {
+            let tracker = try #require(try fixture.tracker(sql))
+            try fixture.watcher.writeWithoutTransaction { db in try tracker.start(db) }
+            let fresh = try fixture.watcher.read { db in try SQLRequest<Row>(sql: sql).fetchAll(db) }
+            #expect(tracker.startRows.all == fresh, "\(sql)")
+            #expect(tracker.keptRows.all == Self.inKeyOrder(try fixture.freshRows(sql, keyIndex: 0)), "\(sql)")
+        }
+    }
+
     @Test func aDatabaseInRollbackModeIsTrackedWithoutPages() throws {
         let fixture = try Fixture(rows: 10, mode: .rollback)
         let tracker = try #require(try fixture.tracker("SELECT * FROM item"))

@@ -163,33 +163,58 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     ///   rows by integers; the database's errors.
     package func start(_ db: Database) throws {
         try inSnapshot(db) { snapshot in
-            rows = try fetchAll(db)
+            (rows, startOrder) = try fetchAll(db)
             try pages?.tracker.start(db, snapshot: snapshot)
         }
         isStarted = true
     }
 
+    /// The keys of the rows `start` fetched, in the order the query
+    /// returned them, when it is not the keys' order; nil after the first
+    /// refresh.
+    private var startOrder: [Int64]?
+
+    /// The rows `start` fetched, in the order the query returned them
+    /// (see `keptRows`), until the first refresh.
+    package var startRows: KeptRows {
+        KeptRows(rows: rows, order: startOrder, rowMaker: rowMaker, keyIndex: keyIndex)
+    }
+
     /// The rows kept, in key order: a copy that stays as it is while the
     /// tracker goes on (the storage is shared until the tracker changes).
-    package var keptRows: KeptRows { KeptRows(rows: rows, rowMaker: rowMaker, keyIndex: keyIndex) }
+    package var keptRows: KeptRows { KeptRows(rows: rows, order: nil, rowMaker: rowMaker, keyIndex: keyIndex) }
 
     /// Rows kept by a tracker, made into `Row` values on demand.
     package struct KeptRows: Sendable {
         fileprivate let rows: EncodedRows
+        /// The keys in the order to give the rows in; nil: key order.
+        fileprivate let order: [Int64]?
         fileprivate let rowMaker: RowMaker
         fileprivate let keyIndex: Int
 
         package var count: Int { rows.count }
 
-        /// The rows, in key order, a batch at a time (each batch is made
-        /// when it is read).
+        /// The rows, a batch at a time (each batch is made when it is read).
+        ///
+        /// - Complexity: O(n) in key order; O(n (log c + b)) in another
+        ///   order, each row found by its key.
         package func batches() -> some Sequence<[Row]> {
-            rows.chunkedRows.lazy.map { [rowMaker, keyIndex] chunk in
+            let rows = self.rows
+            let inOrder: AnySequence<[EncodedRows.Element]> = if let order {
+                AnySequence(stride(from: 0, to: order.count, by: 128).lazy.map { start in
+                    order[start..<min(start + 128, order.count)].compactMap { key in
+                        rows.encodedRow(forKey: key).map { (key, $0) }
+                    }
+                })
+            } else {
+                AnySequence(rows.chunkedRows)
+            }
+            return inOrder.lazy.map { [rowMaker, keyIndex] chunk in
                 chunk.map { rowMaker.row(EncodedRows.decode($0.encoded, key: $0.key, at: keyIndex)) }
             }
         }
 
-        /// All the rows, in key order.
+        /// All the rows.
         package var all: [Row] { Array(batches().joined()) }
     }
 
@@ -199,6 +224,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     /// - Parameter db: A connection outside of any transaction.
     package func refresh(_ db: Database) throws -> Refresh {
         guard isStarted else { return .unchanged }
+        startOrder = nil
         return try inSnapshot(db) { snapshot in
             do {
                 if let changes = try pageChanges(db, snapshot: snapshot) {
@@ -266,19 +292,21 @@ package final class KeyedQueryTracker: @unchecked Sendable {
         }
     }
 
-    /// The whole result, its values read in place; notes whether the rows
+    /// The whole result, its values read in place, and the keys in the
+    /// order of the query when it is not theirs; notes whether the rows
     /// came in key order.
-    private func fetchAll(_ db: Database) throws -> EncodedRows {
+    private func fetchAll(_ db: Database) throws -> (EncodedRows, order: [Int64]?) {
         var builder = EncodedRows.Builder()
+        var order: [Int64] = []
         let keyIndex = self.keyIndex
         try db.forEachRawRow(sql: sql) { row in
-            builder.append(key: try Self.key(of: row, at: keyIndex)) { bytes in
-                EncodedRows.encode(row, skipping: keyIndex, into: &bytes)
-            }
+            let key = try Self.key(of: row, at: keyIndex)
+            order.append(key)
+            builder.append(key: key) { bytes in EncodedRows.encode(row, skipping: keyIndex, into: &bytes) }
         }
         isKeyOrdered = builder.isInKeyOrder
         guard let fetched = builder.finish() else { throw UnkeyedRows() }
-        return fetched
+        return (fetched, isKeyOrdered ? nil : order)
     }
 
     private static func key(of row: RawRow, at index: Int) throws -> Int64 {

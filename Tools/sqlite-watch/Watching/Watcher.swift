@@ -202,7 +202,7 @@ final class Watcher {
         do {
             let rows = try database.writeWithoutTransaction { db in
                 try tracker.start(db)
-                return tracker.keptRows
+                return tracker.startRows
             }
             lockReleased()
             if !hasExplainedIdentity, let inspection {
