@@ -101,4 +101,16 @@ static inline int _rsqlite_rekey(sqlite3 *db, const void *key, int byteCount) {
     return sqlite3_rekey(db, key, byteCount);
 }
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// Whether the calling thread is the process's first one (its thread id is
+/// the process id): Foundation's `Thread.isMainThread` without Foundation.
+/// `syscall` is variadic, which Swift cannot call.
+static inline int _rsqlite_is_main_thread(void) {
+    return syscall(SYS_gettid) == getpid();
+}
+#endif
+
 #endif

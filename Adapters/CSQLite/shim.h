@@ -30,4 +30,16 @@ static inline sqlite3_destructor_type _rsqlite_transient(void) {
     return SQLITE_TRANSIENT;
 }
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// Whether the calling thread is the process's first one (its thread id is
+/// the process id): Foundation's `Thread.isMainThread` without Foundation.
+/// `syscall` is variadic, which Swift cannot call.
+static inline int _rsqlite_is_main_thread(void) {
+    return syscall(SYS_gettid) == getpid();
+}
+#endif
+
 #endif

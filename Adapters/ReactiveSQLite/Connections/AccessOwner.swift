@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The identity of one `DatabaseQueue` or `DatabasePool`, shared by all its
 /// connections, and recorded on each thread while it runs an access of them.

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 #if SQLCipher
 internal import CSQLCipher
 #else
@@ -492,7 +499,7 @@ public final class Database {
         regionRecorder = previousRecorder
         guard code == SQLITE_OK else {
             sqlite3_finalize(handle)
-            throw makeError(code, sql: String(cString: start).trimmingCharacters(in: .whitespacesAndNewlines))
+            throw makeError(code, sql: SQLLexer.trimmingWhitespace(String(cString: start)))
         }
         offset += tail.map { start.distance(to: $0) } ?? 0
         guard let handle else { return nil }

@@ -1,5 +1,14 @@
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
 
 /// Where and when a `ValueObservation` delivers its values.
 public struct ValueObservationScheduler: Sendable {
@@ -40,10 +49,19 @@ extension ValueObservationScheduler {
         return key
     }()
 
+    /// Whether the current thread is the process's first one.
+    private static var isMainThread: Bool {
+        #if canImport(FoundationEssentials) && os(Linux)
+        _rsqlite_is_main_thread() != 0
+        #else
+        Thread.isMainThread
+        #endif
+    }
+
     /// Whether the current code runs on the main thread, or in a block of
     /// the main queue (the main actor's executor).
     static var isOnMainThread: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+        isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 }
 

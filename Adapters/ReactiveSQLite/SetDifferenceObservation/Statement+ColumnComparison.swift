@@ -1,5 +1,9 @@
 import DatabaseRegions
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if SQLCipher
 internal import CSQLCipher
 #else

@@ -1,6 +1,6 @@
 /// A lexer for SQL text: it tells keywords, parentheses and semicolons
 /// apart from string literals, quoted identifiers and comments.
-enum SQLLexer {
+package enum SQLLexer {
     /// Keywords that make a row's presence in a result depend on other rows
     /// (a subquery, `x IN table`, a limit, a grouping, a window) or that
     /// start another clause or statement.
@@ -167,18 +167,30 @@ enum SQLLexer {
         }
     }
 
-    /// `"name"`, with inner double quotes doubled: a safe SQL identifier.
-    static func quote(_ identifier: String) -> String {
+    /// `"name"`, with inner double quotes doubled: a safe SQL identifier;
+    /// with `delimiter` `'`, a string literal.
+    package static func quote(_ identifier: String, delimiter: Unicode.Scalar = "\"") -> String {
         // Byte by byte: a `"` followed by a combining mark is one Character,
         // which a search for the Character `"` would miss.
-        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        let delimiter = UInt8(ascii: delimiter)
+        var bytes: [UInt8] = [delimiter]
         bytes.reserveCapacity(identifier.utf8.count + 2)
         for byte in identifier.utf8 {
             bytes.append(byte)
-            if byte == UInt8(ascii: "\"") { bytes.append(byte) }
+            if byte == delimiter { bytes.append(byte) }
         }
-        bytes.append(UInt8(ascii: "\""))
+        bytes.append(delimiter)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `text` without its leading and trailing white space (Unicode's
+    /// `White_Space`, new lines included).
+    static func trimmingWhitespace(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
     }
 }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if SQLCipher
 internal import CSQLCipher
 #else
@@ -112,7 +116,7 @@ public final class Statement {
         self.readViews = readViews
         self.observedRegion = readViews.reduce(into: region) { $0.formUnion(DatabaseRegion(table: $1)) }
         var effects = effects
-        self.sql = String(cString: sqlite3_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+        self.sql = SQLLexer.trimmingWhitespace(String(cString: sqlite3_sql(handle)))
         effects.recordText(of: sql)
         self.effects = effects
         self.isRowLocal = isRowLocal

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Lets an observation, or a subscription of the Combine adapter, stop its
 /// deliveries for good: after `cancel()`
@@ -7,7 +11,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`: its state is only read and written while holding `condition`.
 package final class DeliveryGate: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     private var isCancelled = false
     private var deliveringThread: pthread_t?
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The text form of dates in the database: written as UTC
 /// `YYYY-MM-DD HH:MM:SS.SSS`, the format SQLite's date and time functions

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A value stored in a SQLite database: NULL, an integer, a real, a text or a blob.
 ///
@@ -179,7 +186,7 @@ public struct DatabaseValue: Sendable, CustomStringConvertible {
         case .null: "NULL"
         case .integer(let value): String(value)
         case .real(let value): String(value)
-        case .text(let value): "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+        case .text(let value): SQLLexer.quote(value, delimiter: "'")
         case .blob(let value): "X'" + value.map { byte in
                 let hex = String(byte, radix: 16, uppercase: true)
                 return byte < 16 ? "0" + hex : hex

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension Date: DatabaseValueConvertible {
     /// The date as UTC text `YYYY-MM-DD HH:MM:SS.SSS`, the format SQLite's

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension UUID: DatabaseValueConvertible {
     /// The UUID as a 16-byte blob, in the order of its textual form

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ReactiveSQLite
 
 /// Tables for people. The current rows first:
@@ -32,14 +36,19 @@ import ReactiveSQLite
 public struct TableRenderer: ResultRenderer {
     public let isOrdered: Bool
     public let painter: Painter
-    /// The local time of each change, in its title.
-    private let timeFormatter: DateFormatter
 
     public init(isOrdered: Bool, painter: Painter) {
         self.isOrdered = isOrdered
         self.painter = painter
-        timeFormatter = DateFormatter()
-        timeFormatter.dateFormat = "HH:mm:ss"
+    }
+
+    /// The local time now, `HH:mm:ss`, for the title of a change.
+    private static func localTime() -> String {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        func twoDigits(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(twoDigits(parts.tm_hour)):\(twoDigits(parts.tm_min)):\(twoDigits(parts.tm_sec))"
     }
 
     public func initialResult(columnNames: [String], rows: [Row]) -> String {
@@ -61,7 +70,7 @@ public struct TableRenderer: ResultRenderer {
             headers: leadingHeaders + Self.headers(columnNames),
             rightAligned: Array(repeating: false, count: leadingHeaders.count) + numeric)
         table.rows = lines.map(cells)
-        let time = timeFormatter.string(from: Date())
+        let time = Self.localTime()
         let title = painter.paint("change \(number) at \(time):", .header) + " " + changes.summary
         return title + "\n" + table.render(with: painter)
     }

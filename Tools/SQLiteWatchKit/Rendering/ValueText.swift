@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ReactiveSQLite
 
 /// How database values are written in the table and JSON outputs.

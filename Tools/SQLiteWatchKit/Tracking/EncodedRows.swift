@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ReactiveSQLite
 
 /// Rows identified by an integer key (a rowid), in ascending key order,

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ReactiveSQLite
 
 /// Keeps the result of a query whose rows are identified by one integer
@@ -123,7 +127,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
         guard case .primaryKey(_, let keyColumns) = inspection.identity, keyColumns.count == 1,
             let keyIndex = inspection.identity.columnIndexes(in: inspection.columnNames)?.first
         else { return nil }
-        let key = "\"" + inspection.columnNames[keyIndex].replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let key = SQLLexer.quote(inspection.columnNames[keyIndex])
         // New lines: a query that ends with a `--` comment.
         let restrictedSQL = "SELECT * FROM (\n\(sql)\n) WHERE \(key) IN (SELECT value FROM json_each(?) AS \(Self.keyListName))"
         guard let statement = try? db.makeStatement(sql: restrictedSQL), statement.columnNames == inspection.columnNames,

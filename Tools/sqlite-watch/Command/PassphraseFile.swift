@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SQLiteWatchKit
 
 /// Reads the passphrase of `--passphrase-file`: a file, so that the
@@ -10,13 +14,10 @@ enum PassphraseFile {
     /// - Throws: A `WatchError` (status 64) when the file cannot be read,
     ///   is not UTF-8, or its first line is empty.
     static func read(path: String) throws(WatchError) -> String {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw WatchError.unreadablePassphraseFile(path, reason: (error as NSError).localizedDescription)
+        guard let data = contents(ofFileAt: path) else {
+            throw WatchError.unreadablePassphraseFile(path, reason: String(cString: strerror(errno)))
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw WatchError.unreadablePassphraseFile(path, reason: "it is not UTF-8 text")
         }
         let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -25,5 +26,28 @@ enum PassphraseFile {
             throw WatchError.unreadablePassphraseFile(path, reason: "its first line is empty")
         }
         return passphrase
+    }
+
+    #if canImport(Glibc)
+    private static let systemRead = Glibc.read
+    #else
+    private static let systemRead = Darwin.read
+    #endif
+
+    /// The bytes of the file at `path`; nil with `errno` set when it cannot
+    /// be opened or read (a directory, a missing file).
+    private static func contents(ofFileAt path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes += buffer[..<count]
+        }
     }
 }

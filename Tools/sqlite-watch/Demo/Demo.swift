@@ -1,5 +1,14 @@
 import SQLiteWatchKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The demo that `sqlite-watch` runs without arguments: a temporary
 /// leaderboard, changed by a child process, watched like any file.

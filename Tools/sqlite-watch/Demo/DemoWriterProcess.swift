@@ -1,38 +1,62 @@
-import Foundation
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SQLiteWatchKit
 import Synchronization
 
 /// The child process that runs the demo's writer: this same executable,
-/// with the hidden `--demo-writer PATH` option.
+/// with the hidden `--demo-writer PATH` option, its standard input and
+/// output on `/dev/null`.
 ///
-/// `@unchecked Sendable`: `isStopping` is behind its mutex; `process` is
-/// only launched in `init`, then read (its identifier) or signalled and
-/// awaited, from the one thread that exits (see `Lifecycle`).
+/// `@unchecked Sendable`: `isStopping` is behind its mutex; `processIdentifier`
+/// is set once in `init`; `exited` is a semaphore.
 final class DemoWriterProcess: @unchecked Sendable {
-    private let process = Process()
+    let processIdentifier: pid_t
     private let isStopping = Mutex(false)
+    /// Signalled once the child is reaped.
+    private let exited = DispatchSemaphore(value: 0)
 
     /// Launches the writer. If it stops on its own, the demo ends with
     /// status 1 (there would be nothing more to watch).
+    ///
+    /// - Throws: A `WatchError` when the process cannot be started.
     init(databasePath: String) throws {
-        process.executableURL = Self.currentExecutable
-        process.arguments = ["--demo-writer", databasePath]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.terminationHandler = { [weak self] process in
-            let status = process.terminationStatus
-            DispatchQueue.main.async {
-                MainActor.assumeIsolated {
-                    guard let self, !self.isStopping.withLock({ $0 }) else { return }
-                    Lifecycle.fail(WatchError(
-                        status: .databaseError, message: "the demo's writer process stopped (status \(status))"))
-                }
-            }
+        let executable = Self.currentExecutable
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+        let strings: [String] = [executable, "--demo-writer", databasePath]
+        let arguments: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var identifier: pid_t = 0
+        let code = posix_spawnp(&identifier, executable, &actions, nil, arguments, environ)
+        guard code == 0 else {
+            throw WatchError(
+                status: .databaseError,
+                message: "cannot start the demo's writer process: \(String(cString: strerror(code)))")
         }
-        try process.run()
+        processIdentifier = identifier
+        DispatchQueue.global().async { [self] in reap() }
     }
 
-    var processIdentifier: Int32 { process.processIdentifier }
+    /// Waits for the child to exit; ends the demo if nothing stopped it.
+    private func reap() {
+        var status: Int32 = 0
+        while waitpid(processIdentifier, &status, 0) < 0, errno == EINTR {}
+        exited.signal()
+        guard !isStopping.withLock({ $0 }) else { return }
+        let message = "the demo's writer process stopped (status \(status))"
+        DispatchQueue.main.async {
+            MainActor.assumeIsolated { () -> Void in
+                Lifecycle.fail(WatchError(status: .databaseError, message: message))
+            }
+        }
+    }
 
     /// Kills the writer and waits for it to exit.
     ///
@@ -41,19 +65,22 @@ final class DemoWriterProcess: @unchecked Sendable {
     /// from a thread that blocks signals (such as a dispatch worker thread)
     /// starts with them blocked, SIGTERM included.
     func stop() {
-        isStopping.withLock { $0 = true }
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        let wasStopping = isStopping.withLock { stopping in
+            defer { stopping = true }
+            return stopping
+        }
+        guard !wasStopping else { return }
+        kill(processIdentifier, SIGKILL)
+        exited.wait()
     }
 
     /// The running executable: `/proc/self/exe` on Linux, whatever name it
-    /// was started by.
-    private static var currentExecutable: URL {
+    /// was started by; elsewhere the name it was started by.
+    private static var currentExecutable: String {
         #if os(Linux)
-        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return "/proc/self/exe"
         #else
-        return Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        return CommandLine.arguments[0]
         #endif
     }
 }

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Unbuffered writes to standard output and standard error: each change
 /// reaches a pipe as soon as it is printed, whole.
@@ -46,7 +55,11 @@ enum StandardStreams {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { buffer in
-                Foundation.write(fileDescriptor, buffer.baseAddress, buffer.count)
+                #if canImport(Glibc)
+                Glibc.write(fileDescriptor, buffer.baseAddress, buffer.count)
+                #else
+                Darwin.write(fileDescriptor, buffer.baseAddress, buffer.count)
+                #endif
             }
             if written < 0 {
                 if errno == EINTR { continue }

@@ -1,6 +1,15 @@
 import CMemory
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ReactiveSQLite
 import SQLiteWatchKit
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Encodes an `Encodable` record into its database columns: the inverse of
 /// the decoding of `Decodable` records (`FetchableRecord+Decodable.swift`).

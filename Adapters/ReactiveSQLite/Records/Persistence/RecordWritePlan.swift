@@ -173,7 +173,7 @@ final class RecordWritePlan {
 
     /// ` ("a", "b") VALUES (?1, ?2)`.
     private var insertedColumnsAndValues: String {
-        " (" + columns.map(SQLLexer.quote).joined(separator: ", ") + ") VALUES ("
+        " (" + columns.map { SQLLexer.quote($0) }.joined(separator: ", ") + ") VALUES ("
             + columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ") + ")"
     }
 
