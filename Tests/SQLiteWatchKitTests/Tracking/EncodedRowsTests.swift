@@ -57,6 +57,27 @@ import TestSupport
         #expect(Self.encoded([DatabaseValue(storage: .integer(1))]) != Self.encoded([DatabaseValue(storage: .real(1))]))
     }
 
+    /// Integers at the edges of each byte count, texts and blobs at the
+    /// edge of a length kept in the tag.
+    @Test func valuesAtTheEdgesOfTheirSizesComeBack() {
+        var values: [DatabaseValue] = [Int64.min, Int64.max, 0, -1, 1].map { DatabaseValue(storage: .integer($0)) }
+        for bits in stride(from: 7, through: 55, by: 8) {
+            let edge = Int64(1) << bits
+            values += [edge - 1, edge, -edge, -edge - 1].map { DatabaseValue(storage: .integer($0)) }
+        }
+        for count in [0, 1, 110, 111, 112, 113, 127, 128, 300] {
+            values.append(DatabaseValue(storage: .text(String(repeating: "a", count: count))))
+            values.append(DatabaseValue(storage: .blob(Data(repeating: 7, count: count))))
+        }
+        let decoded = EncodedRows.decode(Self.encoded(values)[...])
+        #expect(decoded.count == values.count)
+        for (old, new) in zip(values, decoded) { #expect(new.isStored(as: old), "\(old)") }
+        // The fewest bytes: a tag and one byte for -128...127.
+        #expect(Self.encoded([DatabaseValue(storage: .integer(-128))]).count == 2)
+        #expect(Self.encoded([DatabaseValue(storage: .integer(128))]).count == 3)
+        #expect(Self.encoded([DatabaseValue(storage: .text("abc"))]).count == 4)
+    }
+
     @Test(arguments: [false, true])
     func rowsFollowADictionary(builtInOrder: Bool) {
         var random = SplitMix64(seed: builtInOrder ? 2 : 3)

@@ -14,8 +14,8 @@ import ReactiveSQLite
 /// row, the difference from the previous key (the first row of a chunk:
 /// from the chunk's first key, so 0) and the length of its values, both
 /// as variable-length integers, then its values. A value is a tag and a
-/// payload: NULL, integers in 1, 2, 4 or 8 bytes, reals in 8, texts and
-/// blobs with their length. Two rows have equal bytes exactly when their
+/// payload: NULL, integers in the fewest of 1 to 8 bytes, reals in 8, texts
+/// and blobs with their length (in the tag when it is short). Two rows have equal bytes exactly when their
 /// values are stored identically (same storage classes, integers, bits of
 /// reals, text or blob bytes).
 ///
@@ -381,8 +381,22 @@ struct EncodedRows: Sequence, Sendable {
 
     // MARK: - Values
 
-    private enum Tag: UInt8 {
-        case null, integer1, integer2, integer4, integer8, real, text, blob
+    /// The first byte of a value: its storage class, and the size of its
+    /// payload. Texts and blobs shorter than `shortLimit` bytes keep their
+    /// length in it.
+    private enum Tag {
+        static let null: UInt8 = 0
+        /// 1 to 8: an integer in that many bytes, little-endian, sign-extended.
+        static let integer: UInt8 = 0
+        static let real: UInt8 = 9
+        /// A text or blob whose length follows, as a variable-length integer.
+        static let longText: UInt8 = 10
+        static let longBlob: UInt8 = 11
+        /// 16 + length: a text of fewer than `shortLimit` bytes.
+        static let shortText: UInt8 = 16
+        /// 128 + length: a blob of fewer than `shortLimit` bytes.
+        static let shortBlob: UInt8 = 128
+        static let shortLimit = 112
     }
 
     /// Appends the bytes of the values of `row` to `bytes`, skipping the
@@ -420,27 +434,25 @@ struct EncodedRows: Sequence, Sendable {
     private static func encode(_ value: RawValue, into bytes: inout [UInt8]) {
         switch value {
         case .null:
-            bytes.append(Tag.null.rawValue)
+            bytes.append(Tag.null)
         case .integer(let integer):
-            if let small = Int8(exactly: integer) {
-                bytes.append(Tag.integer1.rawValue)
-                bytes.append(UInt8(bitPattern: small))
-            } else if let small = Int16(exactly: integer) {
-                bytes.append(Tag.integer2.rawValue)
-                appendLittleEndian(UInt64(UInt16(bitPattern: small)), byteCount: 2, to: &bytes)
-            } else if let small = Int32(exactly: integer) {
-                bytes.append(Tag.integer4.rawValue)
-                appendLittleEndian(UInt64(UInt32(bitPattern: small)), byteCount: 4, to: &bytes)
-            } else {
-                bytes.append(Tag.integer8.rawValue)
-                appendLittleEndian(UInt64(bitPattern: integer), byteCount: 8, to: &bytes)
-            }
+            // The fewest bytes that keep the sign: the bits above them
+            // repeat the sign bit.
+            let significantBits = 65 - (integer < 0 ? (~integer).leadingZeroBitCount : integer.leadingZeroBitCount)
+            let byteCount = Swift.max(1, (significantBits + 7) / 8)
+            bytes.append(Tag.integer + UInt8(byteCount))
+            appendLittleEndian(UInt64(bitPattern: integer), byteCount: byteCount, to: &bytes)
         case .real(let real):
-            bytes.append(Tag.real.rawValue)
+            bytes.append(Tag.real)
             appendLittleEndian(real.bitPattern, byteCount: 8, to: &bytes)
         case .text(let payload), .blob(let payload):
-            if case .text = value { bytes.append(Tag.text.rawValue) } else { bytes.append(Tag.blob.rawValue) }
-            appendVarint(UInt64(payload.count), to: &bytes)
+            let isText = if case .text = value { true } else { false }
+            if payload.count < Tag.shortLimit {
+                bytes.append((isText ? Tag.shortText : Tag.shortBlob) + UInt8(payload.count))
+            } else {
+                bytes.append(isText ? Tag.longText : Tag.longBlob)
+                appendVarint(UInt64(payload.count), to: &bytes)
+            }
             bytes.append(contentsOf: payload)
         }
     }
@@ -456,22 +468,31 @@ struct EncodedRows: Sequence, Sendable {
             offset += count
             return value
         }
+        func payload(_ count: Int) -> ArraySlice<UInt8> {
+            defer { offset += count }
+            return bytes[offset..<(offset + count)]
+        }
         while offset < bytes.endIndex {
             if let key, values.count == keyIndex { values.append(DatabaseValue(storage: .integer(key))) }
-            let tag = Tag(rawValue: bytes[offset])
+            let tag = bytes[offset]
             offset += 1
             switch tag {
-            case .null, nil: values.append(.null)
-            case .integer1: values.append(DatabaseValue(storage: .integer(Int64(Int8(bitPattern: UInt8(littleEndian(1)))))))
-            case .integer2: values.append(DatabaseValue(storage: .integer(Int64(Int16(bitPattern: UInt16(littleEndian(2)))))))
-            case .integer4: values.append(DatabaseValue(storage: .integer(Int64(Int32(bitPattern: UInt32(littleEndian(4)))))))
-            case .integer8: values.append(DatabaseValue(storage: .integer(Int64(bitPattern: littleEndian(8)))))
-            case .real: values.append(DatabaseValue(storage: .real(Double(bitPattern: littleEndian(8)))))
-            case .text, .blob:
-                let count = Int(readVarint(bytes, at: &offset))
-                let payload = bytes[offset..<(offset + count)]
-                offset += count
-                values.append(tag == .blob ? DatabaseValue(storage: .blob(Data(payload))) : DatabaseValue(textBytes: payload))
+            case Tag.null:
+                values.append(.null)
+            case 1...8:
+                let shift = UInt64(64 - 8 * Int(tag))
+                let integer = Int64(bitPattern: littleEndian(Int(tag)) << shift) >> shift
+                values.append(DatabaseValue(storage: .integer(integer)))
+            case Tag.real:
+                values.append(DatabaseValue(storage: .real(Double(bitPattern: littleEndian(8)))))
+            case Tag.longText:
+                values.append(DatabaseValue(textBytes: payload(Int(readVarint(bytes, at: &offset)))))
+            case Tag.longBlob:
+                values.append(DatabaseValue(storage: .blob(Data(payload(Int(readVarint(bytes, at: &offset)))))))
+            case Tag.shortText..<(Tag.shortText + UInt8(Tag.shortLimit)):
+                values.append(DatabaseValue(textBytes: payload(Int(tag - Tag.shortText))))
+            default:
+                values.append(DatabaseValue(storage: .blob(Data(payload(Int(tag - Tag.shortBlob))))))
             }
         }
         if let key, values.count == keyIndex { values.append(DatabaseValue(storage: .integer(key))) }
