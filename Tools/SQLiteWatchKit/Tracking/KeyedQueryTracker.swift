@@ -174,14 +174,16 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     }
 
     /// The keys of the rows `start` fetched, in the order the query
-    /// returned them, when it is not the keys' order; nil after the first
-    /// refresh.
+    /// returned them, when it is not the keys' order; nil once taken, or
+    /// after the first refresh.
     private var startOrder: [Int64]?
 
-    /// The rows `start` fetched, in the order the query returned them
-    /// (see `keptRows`), until the first refresh.
-    package var startRows: KeptRows {
-        KeptRows(rows: rows, order: startOrder, rowMaker: rowMaker, keyIndex: keyIndex)
+    /// The rows `start` fetched, in the order the query returned them (see
+    /// `keptRows`), once: the tracker forgets that order (8 bytes per row).
+    /// Called again, or after a refresh, it gives the rows in key order.
+    package func takeStartRows() -> KeptRows {
+        defer { startOrder = nil }
+        return KeptRows(rows: rows, order: startOrder, rowMaker: rowMaker, keyIndex: keyIndex)
     }
 
     /// The rows kept, in key order: a copy that stays as it is while the

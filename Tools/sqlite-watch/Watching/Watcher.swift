@@ -211,7 +211,7 @@ final class Watcher {
         do {
             let rows = try database.writeWithoutTransaction { db in
                 try tracker.start(db)
-                return tracker.startRows
+                return tracker.takeStartRows()
             }
             lockReleased()
             if !hasExplainedIdentity, let inspection {
