@@ -186,7 +186,7 @@ final class Watcher {
         isAfterColumnsChange = false
     }
 
-    // MARK: - Observing the pages that commits write
+    // MARK: - Observing with the tracker of a keyed query
 
     /// Watches with `tracker`: after each commit of another process, it
     /// reads the rows of the pages the commit wrote, or runs the query and
