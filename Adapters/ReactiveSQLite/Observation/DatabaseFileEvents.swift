@@ -6,6 +6,8 @@ import Foundation
 #endif
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Calls back as soon as the database file, its write-ahead log or its

@@ -4,6 +4,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Darwin)
+import Darwin
+#endif
 #if SQLCipher
 internal import CSQLCipher
 #else
@@ -51,8 +54,10 @@ extension ValueObservationScheduler {
 
     /// Whether the current thread is the process's first one.
     private static var isMainThread: Bool {
-        #if canImport(FoundationEssentials) && os(Linux)
+        #if os(Linux)
         _rsqlite_is_main_thread() != 0
+        #elseif canImport(Darwin)
+        pthread_main_np() != 0
         #else
         Thread.isMainThread
         #endif

@@ -1,4 +1,9 @@
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -25,16 +30,22 @@ final class DemoWriterProcess: @unchecked Sendable {
     /// - Throws: A `WatchError` when the process cannot be started.
     init(databasePath: String) throws {
         let executable = Self.currentExecutable
+        #if os(Linux)
         var actions = posix_spawn_file_actions_t()
+        #else
+        var actions: posix_spawn_file_actions_t?
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
         let strings: [String] = [executable, "--demo-writer", databasePath]
         let arguments: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
-        defer { for argument in arguments { free(argument) } }
+        let environment: [UnsafeMutablePointer<CChar>?] =
+            ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for string in arguments + environment { free(string) } }
         var identifier: pid_t = 0
-        let code = posix_spawnp(&identifier, executable, &actions, nil, arguments, environ)
+        let code = posix_spawnp(&identifier, executable, &actions, nil, arguments, environment)
         guard code == 0 else {
             throw WatchError(
                 status: .databaseError,
