@@ -181,8 +181,6 @@ struct EncodedRows: Sequence, Sendable {
 
         init() {}
 
-        var count: Int { index.count }
-
         /// Adds a row; `encode` appends its values' bytes.
         mutating func append(key: Int64, encode: (inout [UInt8]) -> Void) {
             let start = bytes.count
