@@ -1,10 +1,5 @@
 import Dispatch
 import DatabaseRegions
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The values of a `ValueObservation` as an asynchronous sequence. See
 /// `ValueObservation.values(in:bufferingPolicy:)`.

@@ -1,9 +1,4 @@
 import Dispatch
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Notices the commits that other connections and other processes make to
 /// the database file of a `DatabaseQueue` or a `DatabasePool` whose

@@ -1,10 +1,5 @@
 import Dispatch
 import DatabaseRegions
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 extension ValueObservation {
     /// Starts the observation and returns a cancellable that stops it.

@@ -1,10 +1,5 @@
 import Dispatch
 import DatabaseRegions
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// One run of a `ValueObservation`: registered with the writer's broker, it
 /// fetches after each commit that modified its region (and after each

@@ -1,9 +1,4 @@
 import DatabaseRegions
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if SQLCipher
 internal import CSQLCipher
 #else

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Hands out the values of `StatementArguments` to the parameters of one or
 /// several statements, and reports the values nobody used.

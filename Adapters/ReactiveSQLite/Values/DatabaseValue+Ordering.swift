@@ -1,9 +1,4 @@
 import DatabaseRegions
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 // SQLite's BINARY order on raw values: https://www.sqlite.org/datatype3.html#sort_order
 // > A value with storage class NULL is considered less than any other value.

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ReactiveSQLite
 
 /// Keeps the result of a query whose rows are identified by one integer

@@ -1,10 +1,5 @@
 #if Server
 import Dispatch
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
