@@ -30,22 +30,25 @@ package struct RawRow {
     /// The value of column `index` (0-based, less than `count`).
     @inline(__always)
     package subscript(index: Int) -> RawValue {
-        let index = Int32(index)
-        switch sqlite3_column_type(handle, index) {
+        // One call that reaches the column, then calls that only read it
+        // (see `Statement.readValue(_:)`).
+        let column = sqlite3_column_value(handle, Int32(index))
+        switch sqlite3_value_type(column) {
         case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(handle, index))
+            return .integer(sqlite3_value_int64(column))
         case SQLITE_FLOAT:
-            return .real(sqlite3_column_double(handle, index))
+            return .real(sqlite3_value_double(column))
         case SQLITE_TEXT:
             // > call sqlite3_column_text() first to force the result into the
             // > desired format, then invoke sqlite3_column_bytes() to find the
-            // > size of the result. https://www.sqlite.org/c3ref/column_blob.html
-            let text = sqlite3_column_text(handle, index)
-            let count = Int(sqlite3_column_bytes(handle, index))
+            // > size of the result. (The same for sqlite3_value_text() and
+            // > sqlite3_value_bytes().) https://www.sqlite.org/c3ref/column_blob.html
+            let text = sqlite3_value_text(column)
+            let count = Int(sqlite3_value_bytes(column))
             return .text(UnsafeRawBufferPointer(start: count > 0 ? text : nil, count: text == nil ? 0 : count))
         case SQLITE_BLOB:
-            let bytes = sqlite3_column_blob(handle, index)
-            let count = Int(sqlite3_column_bytes(handle, index))
+            let bytes = sqlite3_value_blob(column)
+            let count = Int(sqlite3_value_bytes(column))
             return .blob(UnsafeRawBufferPointer(start: count > 0 ? bytes : nil, count: bytes == nil ? 0 : count))
         default:
             return .null

@@ -412,22 +412,42 @@ public final class Statement {
     /// The value of column `index` of the current row of the statement `handle`.
     @inline(__always)
     static func readColumnValue(_ handle: OpaquePointer, _ index: Int32) -> DatabaseValue {
-        switch sqlite3_column_type(handle, index) {
+        readValue(sqlite3_column_value(handle, index))
+    }
+
+    /// The value of `column`, a column of the current row of a statement
+    /// (`sqlite3_column_value`), read before the statement steps again.
+    ///
+    /// One `sqlite3_column_*` call reaches the column (each of them
+    /// validates the statement and the index, and checks for a memory
+    /// failure afterwards); the `sqlite3_value_*` calls only read it.
+    /// > The sqlite3_value objects returned by sqlite3_column_value() are
+    /// > unprotected. [...] If the sqlite3_value object returned by
+    /// > sqlite3_column_value() is used in any other way, including calls to
+    /// > routines like sqlite3_value_int(), sqlite3_value_text(), or
+    /// > sqlite3_value_bytes(), the behavior is not threadsafe.
+    /// > https://www.sqlite.org/c3ref/column_blob.html
+    /// Connections are opened with SQLITE_OPEN_NOMUTEX, and used by one
+    /// thread at a time: there is no other thread to be safe from.
+    @inline(__always)
+    static func readValue(_ column: OpaquePointer?) -> DatabaseValue {
+        switch sqlite3_value_type(column) {
         case SQLITE_INTEGER:
-            return DatabaseValue(storage: .integer(sqlite3_column_int64(handle, index)))
+            return DatabaseValue(storage: .integer(sqlite3_value_int64(column)))
         case SQLITE_FLOAT:
-            return DatabaseValue(storage: .real(sqlite3_column_double(handle, index)))
+            return DatabaseValue(storage: .real(sqlite3_value_double(column)))
         case SQLITE_TEXT:
             // > call sqlite3_column_text() first to force the result into the
             // > desired format, then invoke sqlite3_column_bytes() to find the
-            // > size of the result. https://www.sqlite.org/c3ref/column_blob.html
-            let text = sqlite3_column_text(handle, index)
-            let count = Int(sqlite3_column_bytes(handle, index))
+            // > size of the result. (The same for sqlite3_value_text() and
+            // > sqlite3_value_bytes().) https://www.sqlite.org/c3ref/column_blob.html
+            let text = sqlite3_value_text(column)
+            let count = Int(sqlite3_value_bytes(column))
             // Text that is not valid UTF-8 keeps its exact bytes.
             return DatabaseValue(textBytes: UnsafeBufferPointer(start: text, count: count))
         case SQLITE_BLOB:
-            let bytes = sqlite3_column_blob(handle, index)
-            let count = Int(sqlite3_column_bytes(handle, index))
+            let bytes = sqlite3_value_blob(column)
+            let count = Int(sqlite3_value_bytes(column))
             guard let bytes, count > 0 else { return DatabaseValue(storage: .blob(Data())) }
             return DatabaseValue(storage: .blob(Data(bytes: bytes, count: count)))
         default:
@@ -435,17 +455,14 @@ public final class Statement {
         }
     }
 
-    /// The text of column `index` of the current row of the statement
-    /// `handle`, whose type is `SQLITE_TEXT`, as a `String` (a record's
-    /// typed read): invalid UTF-8 is repaired with U+FFFD, never trapped on.
-    /// `columnValue(at:)` keeps the exact bytes of such a text.
+    /// The text of `column`, a column of the current row of a statement
+    /// (see `readValue(_:)`) whose type is `SQLITE_TEXT`, as a `String` (a
+    /// record's typed read): invalid UTF-8 is repaired with U+FFFD, never
+    /// trapped on. `columnValue(at:)` keeps the exact bytes of such a text.
     @inline(__always)
-    static func readText(_ handle: OpaquePointer, _ index: Int32) -> String {
-        // > call sqlite3_column_text() first to force the result into the
-        // > desired format, then invoke sqlite3_column_bytes() to find the
-        // > size of the result. https://www.sqlite.org/c3ref/column_blob.html
-        let text = sqlite3_column_text(handle, index)
-        let count = Int(sqlite3_column_bytes(handle, index))
+    static func readText(_ column: OpaquePointer?) -> String {
+        let text = sqlite3_value_text(column)
+        let count = Int(sqlite3_value_bytes(column))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 

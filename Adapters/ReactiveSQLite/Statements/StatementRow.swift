@@ -214,10 +214,10 @@ final class StatementRow: @unchecked Sendable {
                 }
             }
         }
-        let column = Int32(index)
-        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
-        case SQLITE_INTEGER: return sqlite3_column_int64(handle.unsafelyUnwrapped, column)
-        case SQLITE_FLOAT: return Int64(exactly: sqlite3_column_double(handle.unsafelyUnwrapped, column))
+        let column = readColumn(at: index)
+        switch sqlite3_value_type(column) {
+        case SQLITE_INTEGER: return sqlite3_value_int64(column)
+        case SQLITE_FLOAT: return Int64(exactly: sqlite3_value_double(column))
         default: return nil
         }
     }
@@ -235,10 +235,10 @@ final class StatementRow: @unchecked Sendable {
                 }
             }
         }
-        let column = Int32(index)
-        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
-        case SQLITE_INTEGER: return Int(exactly: sqlite3_column_int64(handle.unsafelyUnwrapped, column))
-        case SQLITE_FLOAT: return Int(exactly: sqlite3_column_double(handle.unsafelyUnwrapped, column))
+        let column = readColumn(at: index)
+        switch sqlite3_value_type(column) {
+        case SQLITE_INTEGER: return Int(exactly: sqlite3_value_int64(column))
+        case SQLITE_FLOAT: return Int(exactly: sqlite3_value_double(column))
         default: return nil
         }
     }
@@ -256,11 +256,11 @@ final class StatementRow: @unchecked Sendable {
                 }
             }
         }
-        let column = Int32(index)
-        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
-        case SQLITE_INTEGER: return Double(sqlite3_column_int64(handle.unsafelyUnwrapped, column))
+        let column = readColumn(at: index)
+        switch sqlite3_value_type(column) {
+        case SQLITE_INTEGER: return Double(sqlite3_value_int64(column))
         case SQLITE_FLOAT:
-            let real = sqlite3_column_double(handle.unsafelyUnwrapped, column)
+            let real = sqlite3_value_double(column)
             return real.isNaN ? nil : real
         default: return nil
         }
@@ -279,11 +279,11 @@ final class StatementRow: @unchecked Sendable {
                 }
             }
         }
-        let column = Int32(index)
-        switch sqlite3_column_type(handle.unsafelyUnwrapped, column) {
-        case SQLITE_INTEGER: return sqlite3_column_int64(handle.unsafelyUnwrapped, column) != 0
+        let column = readColumn(at: index)
+        switch sqlite3_value_type(column) {
+        case SQLITE_INTEGER: return sqlite3_value_int64(column) != 0
         case SQLITE_FLOAT:
-            let real = sqlite3_column_double(handle.unsafelyUnwrapped, column)
+            let real = sqlite3_value_double(column)
             return real.isNaN ? nil : real != 0
         default: return nil
         }
@@ -300,9 +300,9 @@ final class StatementRow: @unchecked Sendable {
             }
             return text ?? withValue(at: index) { $0.isInvalidUTF8Text ? $0.repairedText : nil }
         }
-        let column = Int32(index)
-        guard sqlite3_column_type(handle.unsafelyUnwrapped, column) == SQLITE_TEXT else { return nil }
-        return Statement.readText(handle.unsafelyUnwrapped, column)
+        let column = readColumn(at: index)
+        guard sqlite3_value_type(column) == SQLITE_TEXT else { return nil }
+        return Statement.readText(column)
     }
 
     /// Calls `body` with the value at a valid index of a row that does not
@@ -319,6 +319,14 @@ final class StatementRow: @unchecked Sendable {
     /// The value of the column at `index` of the current row.
     private func readColumnValue(at index: Int32) -> DatabaseValue {
         Statement.readColumnValue(handle.unsafelyUnwrapped, index)
+    }
+
+    /// The column at a valid `index` of the current row, for
+    /// `sqlite3_value_*` reads before the statement steps again (see
+    /// `Statement.readValue(_:)`).
+    @inline(__always)
+    private func readColumn(at index: Int) -> OpaquePointer? {
+        sqlite3_column_value(handle.unsafelyUnwrapped, Int32(index))
     }
 }
 
