@@ -99,8 +99,14 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// Starts the observation: registers it and fetches its first value, in
     /// one writer access, so that no commit can slip between the two.
     ///
-    /// The first value is handed to the reduction queue inside that access
-    /// too: the value of a commit that follows the access comes after it.
+    /// The first value is reduced inside that access too, on the writer's
+    /// thread and on the reduction queue (`sync`, which runs it on the
+    /// calling thread): the value of a commit that follows the access is
+    /// reduced after it, and the reduction reads what the fetch just read
+    /// from this core's caches. The writer is held for the reduction of
+    /// the first value only (decoding the first records of a
+    /// `trackingSetDifferences` observation); later values are reduced off
+    /// the writer.
     func start() -> AnyDatabaseCancellable {
         if case .immediate = scheduler.kind {
             precondition(
@@ -120,7 +126,15 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             }
         } else {
             do {
-                try host.writer.sync { db in enqueue(.success(try startOnWriter(db))) }
+                try host.writer.sync { db in
+                    let fetched = try startOnWriter(db)
+                    // The first value is reduced on this thread, whose
+                    // caches hold what the fetch just read, rather than
+                    // on a thread that would read it all again from
+                    // another core. Before the writer is released: the
+                    // value of a later commit is reduced after this one.
+                    reductionQueue.sync { reduceAndDeliver(.success(fetched)) }
+                }
             } catch {
                 enqueue(.failure(error))
             }
@@ -347,19 +361,23 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// Hands a fetched value (or an error) to the reduction queue, in fetch order.
     private func enqueue(_ fetched: Result<any Sendable, any Error>) {
-        reductionQueue.async { [self] in
-            guard gate.isOpen else { return }
-            switch fetched {
-            case .success(let fetched):
-                do {
-                    guard let value = try reduce(fetched) else { return }
-                    deliver { [onChange] in onChange(value) }
-                } catch {
-                    finish(with: error, synchronously: false)
-                }
-            case .failure(let error):
+        reductionQueue.async { [self] in reduceAndDeliver(fetched) }
+    }
+
+    /// On the reduction queue: reduces a fetched value and delivers the
+    /// result, or ends the observation with the error.
+    private func reduceAndDeliver(_ fetched: Result<any Sendable, any Error>) {
+        guard gate.isOpen else { return }
+        switch fetched {
+        case .success(let fetched):
+            do {
+                guard let value = try reduce(fetched) else { return }
+                deliver { [onChange] in onChange(value) }
+            } catch {
                 finish(with: error, synchronously: false)
             }
+        case .failure(let error):
+            finish(with: error, synchronously: false)
         }
     }
 

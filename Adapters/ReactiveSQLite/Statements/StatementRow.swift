@@ -41,13 +41,13 @@ import Synchronization
 final class StatementRow: @unchecked Sendable {
     /// The `sqlite3_stmt *` of the statement, read until detached; nil for
     /// a storage that reads rows of values.
-    private let handle: OpaquePointer?
+    @usableFromInline let handle: OpaquePointer?
     /// The columns, the statement's when it was stepped.
     @usableFromInline let layout: RowLayout
     /// The number of columns.
     @usableFromInline let columnCount: Int
     /// The thread that made the storage, and moves it from row to row.
-    private let owner: pthread_t
+    @usableFromInline let owner: pthread_t
     /// Set once the values of the row are its own, in `values`, and final.
     private let isDetached: Atomic<Bool>
     /// The row's own values, once detached.
@@ -59,9 +59,9 @@ final class StatementRow: @unchecked Sendable {
     /// for `rowsBase`; nil for a statement's row, and once detached.
     @exclusivity(unchecked) private var rows: RowValuesStorage?
     /// The values of `rows`, read in place: no reference counting per read.
-    @exclusivity(unchecked) private var rowsBase: UnsafePointer<DatabaseValue>?
+    @usableFromInline @exclusivity(unchecked) var rowsBase: UnsafePointer<DatabaseValue>?
     /// The offset in `rows` of the row's first value.
-    @exclusivity(unchecked) private var start = 0
+    @usableFromInline @exclusivity(unchecked) var start = 0
 
     /// A storage for the current row of `statement`, which has just been
     /// stepped to a row, by the thread of its access.
@@ -181,6 +181,96 @@ final class StatementRow: @unchecked Sendable {
         }
     }
 
+    // MARK: - Reads of rows of values, inlined
+
+    /// The values of the row, read in place, when the storage reads rows
+    /// of values for the current thread, which is its owner (the only
+    /// thread that moves or detaches it: no other thread writes what this
+    /// reads); nil otherwise (a statement's row, a detached row, or
+    /// another thread), for the calls that handle every case.
+    ///
+    /// Inlined in the caller's module, with the reads below: decoding a
+    /// record from the rows a `trackingSetDifferences` observation keeps
+    /// costs no call per column.
+    @inlinable @inline(__always)
+    var ownedRowValues: UnsafePointer<DatabaseValue>? {
+        // A statement's row goes on with one comparison.
+        guard handle == nil, owner == pthread_self(), let rowsBase else { return nil }
+        return rowsBase + start
+    }
+
+    /// The value at a valid index, from `ownedRowValues`.
+    @inlinable @inline(__always)
+    func ownedValue(_ values: UnsafePointer<DatabaseValue>, at index: Int) -> DatabaseValue.Representation {
+        precondition(index >= 0 && index < columnCount, "StatementRow: a value out of its row")
+        return values[index].representation
+    }
+
+    /// Whether the value at a valid index is NULL.
+    @inlinable @inline(__always)
+    func isNull(at index: Int) -> Bool {
+        guard let values = ownedRowValues else { return readIsNull(at: index) }
+        if case .storage(.null) = ownedValue(values, at: index) { return true }
+        return false
+    }
+
+    /// The value at a valid index as an `Int64`, as `Int64.fromDatabaseValue`
+    /// decodes it.
+    @inlinable @inline(__always)
+    func int64(at index: Int) -> Int64? {
+        guard let values = ownedRowValues else { return readInt64(at: index) }
+        switch ownedValue(values, at: index) {
+        case .storage(.integer(let integer)): return integer
+        case .storage(.real(let real)): return Int64(exactly: real)
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as an `Int`, as `Int.fromDatabaseValue`
+    /// decodes it.
+    @inlinable @inline(__always)
+    func int(at index: Int) -> Int? {
+        guard let values = ownedRowValues else { return readInt(at: index) }
+        switch ownedValue(values, at: index) {
+        case .storage(.integer(let integer)): return Int(exactly: integer)
+        case .storage(.real(let real)): return Int(exactly: real)
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as a `Double`, as `Double.fromDatabaseValue`
+    /// decodes it.
+    @inlinable @inline(__always)
+    func double(at index: Int) -> Double? {
+        guard let values = ownedRowValues else { return readDouble(at: index) }
+        switch ownedValue(values, at: index) {
+        case .storage(.integer(let integer)): return Double(integer)
+        case .storage(.real(let real)): return real
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as a `Bool`, as `Bool.fromDatabaseValue`
+    /// decodes it.
+    @inlinable @inline(__always)
+    func bool(at index: Int) -> Bool? {
+        guard let values = ownedRowValues else { return readBool(at: index) }
+        switch ownedValue(values, at: index) {
+        case .storage(.integer(let integer)): return integer != 0
+        case .storage(.real(let real)): return real != 0
+        default: return nil
+        }
+    }
+
+    /// The value at a valid index as a `String`, as `String.fromDatabaseValue`
+    /// decodes it (invalid UTF-8 repaired with U+FFFD).
+    @inlinable @inline(__always)
+    func string(at index: Int) -> String? {
+        guard let values = ownedRowValues else { return readString(at: index) }
+        if case .storage(.text(let text)) = ownedValue(values, at: index) { return text }
+        return readString(at: index)
+    }
+
     // MARK: - Reads
 
     /// The value of the column at a valid index.
@@ -197,14 +287,14 @@ final class StatementRow: @unchecked Sendable {
 
     /// Whether the value at a valid index is NULL.
     @usableFromInline
-    func isNull(at index: Int) -> Bool {
+    func readIsNull(at index: Int) -> Bool {
         readsStatement ? sqlite3_column_type(handle.unsafelyUnwrapped, Int32(index)) == SQLITE_NULL : withValue(at: index) { $0.isNull }
     }
 
     /// The value at a valid index as an `Int64`, as `Int64.fromDatabaseValue`
     /// decodes it.
     @usableFromInline
-    func int64(at index: Int) -> Int64? {
+    func readInt64(at index: Int) -> Int64? {
         guard readsStatement else {
             return withValue(at: index) { value in
                 switch value.representation {
@@ -225,7 +315,7 @@ final class StatementRow: @unchecked Sendable {
     /// The value at a valid index as an `Int`, as `Int.fromDatabaseValue`
     /// decodes it.
     @usableFromInline
-    func int(at index: Int) -> Int? {
+    func readInt(at index: Int) -> Int? {
         guard readsStatement else {
             return withValue(at: index) { value in
                 switch value.representation {
@@ -246,7 +336,7 @@ final class StatementRow: @unchecked Sendable {
     /// The value at a valid index as a `Double`, as `Double.fromDatabaseValue`
     /// decodes it (a NaN, which `DatabaseValue` stores as NULL, is not a value).
     @usableFromInline
-    func double(at index: Int) -> Double? {
+    func readDouble(at index: Int) -> Double? {
         guard readsStatement else {
             return withValue(at: index) { value in
                 switch value.representation {
@@ -269,7 +359,7 @@ final class StatementRow: @unchecked Sendable {
     /// The value at a valid index as a `Bool`, as `Bool.fromDatabaseValue`
     /// decodes it.
     @usableFromInline
-    func bool(at index: Int) -> Bool? {
+    func readBool(at index: Int) -> Bool? {
         guard readsStatement else {
             return withValue(at: index) { value in
                 switch value.representation {
@@ -292,7 +382,7 @@ final class StatementRow: @unchecked Sendable {
     /// The value at a valid index as a `String`, as `String.fromDatabaseValue`
     /// decodes it (invalid UTF-8 repaired with U+FFFD, as `columnValue(at:)` reads it).
     @usableFromInline
-    func string(at index: Int) -> String? {
+    func readString(at index: Int) -> String? {
         guard readsStatement else {
             let text = withValue(at: index) { value -> String? in
                 if case .storage(.text(let text)) = value.representation { return text }
