@@ -60,6 +60,9 @@ final class StatementRow: @unchecked Sendable {
     @exclusivity(unchecked) private var rows: RowValuesStorage?
     /// The values of `rows`, read in place: no reference counting per read.
     @usableFromInline @exclusivity(unchecked) var rowsBase: UnsafePointer<DatabaseValue>?
+    /// The number of values of `rows`, which never changes while the
+    /// storage reads them; 0 for a statement's row, and once detached.
+    @usableFromInline @exclusivity(unchecked) var rowsValueCount = 0
     /// The offset in `rows` of the row's first value.
     @usableFromInline @exclusivity(unchecked) var start = 0
 
@@ -84,6 +87,7 @@ final class StatementRow: @unchecked Sendable {
         owner = pthread_self()
         self.rows = rows
         rowsBase = UnsafePointer(rows.base)
+        rowsValueCount = rows.count
         self.start = start
         isDetached = Atomic(false)
     }
@@ -107,11 +111,14 @@ final class StatementRow: @unchecked Sendable {
     /// chunk, `stride` values further, and returns true; returns false, and
     /// stays, when the chunk ends before. The caller checked that no row
     /// holds the storage (`isKnownUniquelyReferenced`).
-    @usableFromInline
+    ///
+    /// Inlined in the caller's module (see `KeyedRows.decodeRecords(_:)`):
+    /// it reads only what the owner alone writes.
+    @inlinable @inline(__always)
     func moveToNextRow(stride: Int) -> Bool {
-        precondition(readsRowsOfValues, "StatementRow: moved out of its rows")
+        precondition(handle == nil && rowsBase != nil, "StatementRow: moved out of its rows")
         let next = start + stride
-        guard next + columnCount <= rows.unsafelyUnwrapped.count else { return false }
+        guard next + columnCount <= rowsValueCount else { return false }
         start = next
         return true
     }
@@ -124,6 +131,7 @@ final class StatementRow: @unchecked Sendable {
         if rows !== self.rows {
             self.rows = rows
             rowsBase = UnsafePointer(rows.base)
+            rowsValueCount = rows.count
         }
         self.start = start
     }
@@ -140,6 +148,7 @@ final class StatementRow: @unchecked Sendable {
         } else {
             values = Array(UnsafeBufferPointer(start: rowsBase.unsafelyUnwrapped + start, count: columnCount))
             rowsBase = nil
+            rowsValueCount = 0
             rows = nil
         }
         start = 0
