@@ -110,11 +110,11 @@ func check(_ actual: (inserted: UpdatedRecords, deleted: UpdatedRecords), _ name
     precondition(actual.inserted == inserted && actual.deleted == deleted, "\(name): \(actual)")
 }
 
-nonisolated(unsafe) let topRowsFixture: any TopRowsFixture = try! ReactiveSQLiteTopRowsFixture(
+let topRowsFixture: any TopRowsFixture = try! ReactiveSQLiteTopRowsFixture(
     path: directory + "/top-reactivesqlite.sqlite", rowCount: largeRowCount, refetches: false)
-nonisolated(unsafe) let topRowsRefetchFixture: any TopRowsFixture = try! ReactiveSQLiteTopRowsFixture(
+let topRowsRefetchFixture: any TopRowsFixture = try! ReactiveSQLiteTopRowsFixture(
     path: directory + "/top-reactivesqlite-refetch.sqlite", rowCount: largeRowCount, refetches: true)
-nonisolated(unsafe) let grdbTopRowsFixture: any TopRowsFixture = try! GRDBTopRowsFixture(
+let grdbTopRowsFixture: any TopRowsFixture = try! GRDBTopRowsFixture(
     path: directory + "/top-grdb.sqlite", rowCount: largeRowCount)
 
 /// The changes of the leaderboard benchmarks: a row outside the window
