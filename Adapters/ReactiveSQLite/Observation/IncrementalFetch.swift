@@ -11,6 +11,25 @@ package struct IncrementalFetch: Sendable {
     /// fetched last and the rowids of `table` changed since (a superset of
     /// them), or nil when it cannot: the observation then runs its full fetch.
     let fetch: @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
+    /// The rowids of the rows of `previous` (a value the fetch returned)
+    /// whose rowid is in one of `ranges`, ascending ranges that do not
+    /// overlap; nil when it cannot tell. The written pages of a commit
+    /// name the rows they hold after it, and the ranges of rowids of the
+    /// pages it rewrote or removed (see `ObservedTablePages`): the rows of
+    /// `previous` in those ranges may have changed or gone too.
+    let rowIDsInRanges: @Sendable (_ previous: any Sendable, _ ranges: [ClosedRange<Int64>]) -> [Int64]?
+
+    init(
+        table: String,
+        isApplicable: @escaping @Sendable (_ db: Database) throws -> Bool,
+        rowIDsInRanges: @escaping @Sendable (_ previous: any Sendable, _ ranges: [ClosedRange<Int64>]) -> [Int64]?,
+        fetch: @escaping @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
+    ) {
+        self.table = table
+        self.isApplicable = isApplicable
+        self.rowIDsInRanges = rowIDsInRanges
+        self.fetch = fetch
+    }
     #if REACTIVESQLITE_INTERNAL_CHECKS
     /// How many fetches were incremental, in every run of the observation.
     package let statistics = IncrementalFetchStatistics()

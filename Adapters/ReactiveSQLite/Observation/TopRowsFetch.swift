@@ -130,7 +130,13 @@ struct TopRowsFetch<Element>: Sendable {
     /// The incremental fetch of an observation whose full fetch returns
     /// `fetch(_:)`'s rows when they are not nil.
     func incrementalFetch() -> IncrementalFetch {
-        IncrementalFetch(table: request.tableName, isApplicable: { try plan($0) != nil }) { db, previous, rowIDs in
+        IncrementalFetch(
+            table: request.tableName, isApplicable: { try plan($0) != nil },
+            rowIDsInRanges: { previous, ranges in
+                // The rows outside the held ones do not matter when they go.
+                (previous as? TopRows)?.rowIDs.filter { rowID in ranges.contains { $0.contains(rowID) } }
+            }
+        ) { db, previous, rowIDs in
             guard let previous = previous as? TopRows else { return nil }
             return try fetch(db, previous: previous, changedRowIDs: rowIDs)
         }

@@ -14,13 +14,17 @@ import DatabaseRegions
 /// state to fetch is fixed (in the writer's read transaction, or after a
 /// reader has pinned it), changes only for the commits of other
 /// connections. A change read there may have reached the fetched state or
-/// only the next one: both fetch everything.
+/// only the next one: both fetch everything, unless the observed table's
+/// pages tell which rows changed (`ObservedTablePages`, for a database in
+/// WAL mode whose configuration observes external changes).
 ///
 /// `@unchecked Sendable`: the `let` properties are Sendable or only used as
 /// said here; `reduce` only runs on `reductionQueue`; `observerID`,
 /// `region`, `unfetchedRowIDs`, `tracksRowIDs`, `writerDataVersion` and
 /// `nextFetchMissesExternalCommit` are only touched on the writer's queue;
-/// `fetchState` is behind its lock.
+/// `pages` is set once, on the writer's queue, before the run's first fetch
+/// ends, and only read afterwards (by later fetches, which that fetch
+/// schedules); `fetchState` is behind its lock.
 final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked Sendable {
     private let host: any ObservationHost
     private let tracking: ObservationTracking
@@ -49,6 +53,11 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// Another connection committed before the last fetch's state was
     /// fixed, maybe after: the next fetch fetches everything too.
     private var nextFetchMissesExternalCommit = false
+    /// The pages of the table of `incrementalFetch`, which tell the rows
+    /// that other connections changed, when the run refetches
+    /// incrementally, observes external changes, and the database is in
+    /// WAL mode.
+    private var pages: ObservedTablePages?
 
     /// Commits are numbered by the broker's `commitCount`.
     private struct FetchState {
@@ -166,15 +175,19 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             switch tracking {
             case .regions(let regions):
                 region = try db.observedRegion(of: regions)
-                fetched = try inReadTransaction(db) {
+                let mayTrackPages = incrementalFetch != nil && host.externalChangeWatcher != nil
+                fetched = try inReadTransaction(db, knowingSnapshot: mayTrackPages) { snapshot in
                     if let incrementalFetch, (try? incrementalFetch.isApplicable(db)) == true {
                         tracksRowIDs = true
                         writerDataVersion = try db.dataVersion()
+                        if mayTrackPages { pages = try? ObservedTablePages(table: incrementalFetch.table, in: db) }
                     }
-                    return try fetch(db)
+                    let value = try fetch(db)
+                    pages?.didFetch(db, snapshot: snapshot)
+                    return value
                 }
             case .recorded, .constantRegion:
-                (fetched, region) = try inReadTransaction(db) { try db.recordingSelection { try fetch(db) } }
+                (fetched, region) = try inReadTransaction(db) { _ in try db.recordingSelection { try fetch(db) } }
             }
         } catch {
             host.observationDidEnd()
@@ -233,8 +246,12 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             // writer is still held, then let the writer go: the fetch runs
             // on the reader, concurrently with later writes.
             do {
-                try reader.sync { readerDB in try readerDB.beginPinnedRead() }
-                fetchOnPinnedReader(reader, commitCount: commit, changes: checkingExternalCommits(db, changes))
+                let snapshot = try reader.sync { [pages] readerDB in
+                    try readerDB.beginPinnedRead(knowingSnapshot: pages != nil)
+                }
+                var changes = checkingExternalCommits(db, changes)
+                changes.snapshot = snapshot
+                fetchOnPinnedReader(reader, commitCount: commit, changes: changes)
                 return
             } catch {
                 host.releaseReader(reader)
@@ -252,6 +269,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     private struct FetchChanges: Sendable {
         var previous: (any Sendable)?
         var rowIDs: ChangedRowIDs
+        /// The snapshot of the fetch's read transaction, when `pages`
+        /// tracks the table and it is known.
+        var snapshot: WALIndexHeader?
     }
 
     /// `changes`, or unknown changes when another connection may have
@@ -264,7 +284,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         nextFetchMissesExternalCommit = dataVersion == nil || dataVersion != writerDataVersion
         writerDataVersion = dataVersion
         guard !missesExternalCommit, !nextFetchMissesExternalCommit else {
-            return FetchChanges(previous: changes.previous, rowIDs: .unknown)
+            return FetchChanges(previous: changes.previous, rowIDs: .unknown, snapshot: changes.snapshot)
         }
         return changes
     }
@@ -272,8 +292,27 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// The value of the current state: from the previous value and the
     /// changed rows when the observation and the hooks allow it, else from
     /// the full fetch.
+    ///
+    /// With `pages`, the rows changed are those the written pages name
+    /// (every commit's since the previous fetch, other connections'
+    /// included), with those the hooks told.
     private func fetchValue(_ db: Database, changes: FetchChanges) throws -> any Sendable {
-        if let incrementalFetch, let previous = changes.previous, case .rowIDs(_, let rowIDs) = changes.rowIDs {
+        var rowIDs: Set<Int64>? = if case .rowIDs(_, let rowIDs) = changes.rowIDs { rowIDs } else { nil }
+        if let pages, let incrementalFetch, let previous = changes.previous,
+            let pageRowIDs = try? pages.changedRowIDs(
+                db, snapshot: changes.snapshot, rowIDsInRanges: { incrementalFetch.rowIDsInRanges(previous, $0) })
+        {
+            rowIDs = pageRowIDs.union(rowIDs ?? [])
+        }
+        let value = try fetchValue(db, previous: changes.previous, rowIDs: rowIDs)
+        pages?.didFetch(db, snapshot: changes.snapshot)
+        return value
+    }
+
+    /// The value of the current state: from the previous value and the
+    /// rows changed since when they are known, else from the full fetch.
+    private func fetchValue(_ db: Database, previous: (any Sendable)?, rowIDs: Set<Int64>?) throws -> any Sendable {
+        if let incrementalFetch, let previous, let rowIDs {
             // Any error, such as a missing table, is the full fetch's to throw.
             if let value = try? incrementalFetch.fetch(db, previous, rowIDs) {
                 #if REACTIVESQLITE_INTERNAL_CHECKS
@@ -287,9 +326,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     private func fetchOnWriter(_ db: Database, changes: FetchChanges) throws -> any Sendable {
         guard case .recorded = tracking else {
-            return try inReadTransaction(db) { try fetchValue(db, changes: checkingExternalCommits(db, changes)) }
+            return try inReadTransaction(db, knowingSnapshot: pages != nil) { snapshot in
+                var changes = checkingExternalCommits(db, changes)
+                changes.snapshot = snapshot
+                return try fetchValue(db, changes: changes)
+            }
         }
-        let (fetched, newRegion) = try inReadTransaction(db) { try db.recordingSelection { try fetch(db) } }
+        let (fetched, newRegion) = try inReadTransaction(db) { _ in try db.recordingSelection { try fetch(db) } }
         if newRegion != region, let observerID {
             region = newRegion
             db.observationBroker.updateRegion(newRegion, forObserver: observerID)
@@ -351,10 +394,23 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         }
     }
 
-    /// Runs `body` in a read transaction, unless one is open already.
-    private func inReadTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
-        if db.isInsideTransaction { return try body() }
-        return try db.inTransaction(.deferred, body)
+    /// Runs `body` in a read transaction, unless one is open already, with
+    /// the transaction's snapshot when `knowingSnapshot` and it is known
+    /// (see `ObservedTablePages.beginSnapshot`): nil otherwise.
+    private func inReadTransaction<T>(
+        _ db: Database, knowingSnapshot: Bool = false, _ body: (WALIndexHeader?) throws -> T
+    ) throws -> T {
+        if db.isInsideTransaction { return try body(nil) }
+        guard knowingSnapshot else { return try db.inTransaction(.deferred) { try body(nil) } }
+        let snapshot = try ObservedTablePages.beginSnapshot(db)
+        do {
+            let result = try body(snapshot)
+            if db.isInsideTransaction { try db.execute(sql: "COMMIT") }
+            return result
+        } catch {
+            db.rollbackIfInsideTransaction()
+            throw error
+        }
     }
 
     // MARK: - Delivering
@@ -441,16 +497,28 @@ extension Database {
     ///
     /// The transaction outlives the access that opens it (`isPinningRead`):
     /// call `endPinnedRead()` in the next access of the connection.
-    func beginPinnedRead() throws {
-        try cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
+    ///
+    /// - Parameter knowingSnapshot: Whether to begin the transaction as
+    ///   `ObservedTablePages.beginSnapshot` does, and return its snapshot
+    ///   when it is known.
+    @discardableResult
+    func beginPinnedRead(knowingSnapshot: Bool = false) throws -> WALIndexHeader? {
+        let snapshot: WALIndexHeader?
+        if knowingSnapshot {
+            snapshot = try ObservedTablePages.beginSnapshot(self)
+        } else {
+            try cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
+            snapshot = nil
+        }
         do {
-            try cachedStatement(sql: "SELECT 1 FROM sqlite_master LIMIT 1").execute()
+            if !knowingSnapshot { try cachedStatement(sql: "SELECT 1 FROM sqlite_master LIMIT 1").execute() }
             try refreshSchemaCacheIfNeeded()
         } catch {
             rollbackIfInsideTransaction()
             throw error
         }
         isPinningRead = true
+        return snapshot
     }
 
     /// Ends the read transaction of `beginPinnedRead()`.

@@ -263,3 +263,36 @@ extension KeyedRows {
             reuse: Reuse(base: ObjectIdentifier(base), readIndices: readIndices, unusedBaseIndices: unusedBaseIndices))
     }
 }
+
+extension KeyedRows {
+    /// The keys of the rows whose key is in one of `ranges`, when the rows
+    /// are keyed by one integer column (the rowid of the rows of a rowid
+    /// table, in the incremental fetch); nil otherwise.
+    ///
+    /// - Parameter ranges: Ranges of rowids, in any order.
+    /// - Complexity: O(r log n + m), where r is the number of ranges, n the
+    ///   number of rows and m the number of keys returned.
+    func rowIDs(in ranges: [ClosedRange<Int64>]) -> [Int64]? {
+        guard keyIndices.count == 1 else { return nil }
+        let keyIndex = keyIndices[0]
+        let count = rows.count
+        var rowIDs: [Int64] = []
+        for range in ranges {
+            // The first row whose key is not less than the range's lower bound.
+            var low = 0
+            var high = count
+            while low < high {
+                let middle = low + (high - low) / 2
+                guard let key = rows.value(middle, keyIndex).integerPayload else { return nil }
+                if key < range.lowerBound { low = middle + 1 } else { high = middle }
+            }
+            while low < count {
+                guard let key = rows.value(low, keyIndex).integerPayload else { return nil }
+                guard key <= range.upperBound else { break }
+                rowIDs.append(key)
+                low += 1
+            }
+        }
+        return rowIDs
+    }
+}

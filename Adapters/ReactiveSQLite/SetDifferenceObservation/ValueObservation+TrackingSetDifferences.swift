@@ -210,7 +210,8 @@ extension ValueObservation {
             return schema
         }
         return IncrementalFetch(
-            table: request.tableName, isApplicable: { try qualifyingSchema($0) != nil }
+            table: request.tableName, isApplicable: { try qualifyingSchema($0) != nil },
+            rowIDsInRanges: { previous, ranges in (previous as? KeyedRows)?.rowIDs(in: ranges) }
         ) { db, previous, rowIDs in
             guard let base = previous as? KeyedRows, rowIDs.count <= max(64, base.rows.count / 4),
                 let schema = try qualifyingSchema(db)
