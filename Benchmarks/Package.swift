@@ -74,6 +74,8 @@ let package = Package(
                 .product(name: "ReactiveSQLite", package: "ReactiveSQLite"),
                 .product(name: "Differences", package: "ReactiveSQLite"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The system SQLite's C API, for the time SQLite alone takes.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/DiffObservationBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

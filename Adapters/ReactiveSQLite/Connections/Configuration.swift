@@ -89,7 +89,11 @@ public struct Configuration: Sendable {
     /// value and record observations fetch again (with all their
     /// guarantees), region observations are called once per detection on
     /// the writer's queue, and `TransactionObserver`s are not told. Several
-    /// external commits between two polls make one detection.
+    /// external commits between two polls make one detection. In WAL mode,
+    /// the observations that refetch only the rows a commit changed
+    /// (`trackingSetDifferences` of a table keyed by an `INTEGER PRIMARY
+    /// KEY`, `trackingAll` of a request with a limit) learn those rows from
+    /// the pages the external commits wrote in the log.
     ///
     /// Nothing is polled while no observation runs, after the database is
     /// closed, or for an in-memory database. The option works on a

@@ -83,6 +83,11 @@ nonisolated(unsafe) let largeGRDBFixture: any DiffFixture = try! GRDBDiffFixture
     path: directory + "/large-grdb.sqlite", rowCount: largeRowCount)
 nonisolated(unsafe) let largeGRDBRowFixture: any DiffFixture = try! GRDBDiffFixture<GRDBRowPlayer>(
     path: directory + "/large-grdb-row.sqlite", rowCount: largeRowCount)
+/// Issue 21's third target in process: another connection's commits.
+nonisolated(unsafe) let largeExternalFixture: any DiffFixture = try! ExternalDiffFixture(
+    path: directory + "/large-external.sqlite", rowCount: largeRowCount, mode: .walPool)
+nonisolated(unsafe) let largeExternalRollbackFixture: any DiffFixture = try! ExternalDiffFixture(
+    path: directory + "/large-external-rollback.sqlite", rowCount: largeRowCount, mode: .rollbackQueue)
 
 /// The rows to update and their new scores: seeded, the same in every run.
 /// Scores are above the initial ones (0 ..< 1000) and never repeat, so that
@@ -225,7 +230,24 @@ let benchmarks: @Sendable () -> Void = {
         ("ReactiveSQLite", { largeReactiveSQLiteFixture }),
         ("GRDB", { largeGRDBFixture }),
         ("GRDBRowDecoding", { largeGRDBRowFixture }),
+        // Written by another connection, the observation on a pool that
+        // observes external changes (no GRDB counterpart: GRDB's
+        // observations do not see other connections' commits).
+        ("ReactiveSQLiteExternalWriter", { largeExternalFixture }),
+        ("ReactiveSQLiteExternalWriterRollback", { largeExternalRollbackFixture }),
     ]
+    // SQLite alone runs the observed query once on the rollback-journal
+    // file of the external-writer benchmark: the baseline of its full
+    // refetches.
+    let scanName = "DiffObservation.ScanOnce.SQLite n=\(largeRowCount)"
+    Benchmark(scanName, configuration: largeConfiguration) { benchmark in
+        _ = largeExternalRollbackFixture
+        let scan = SQLiteScan(path: directory + "/large-external-rollback.sqlite")
+        benchmark.startMeasurement()
+        let result = scan.run("SELECT * FROM player ORDER BY id")
+        benchmark.stopMeasurement()
+        precondition(result.rows >= largeRowCount - 1, "\(scanName): \(result.rows) rows")
+    }
     for (library, fixture) in largeFixtures {
         let updateName = "DiffObservation.OneRowUpdate.\(library) n=\(largeRowCount)"
         let updates = Updates()
