@@ -207,6 +207,7 @@ import Testing
             }
         }
         #expect(differences.incrementalFetch!.statistics.incrementalFetchCount > 30)
+        #expect(top.incrementalFetch!.statistics.incrementalFetchCount > 30)
     }
 }
 #endif
