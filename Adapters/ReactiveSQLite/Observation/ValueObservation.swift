@@ -42,16 +42,24 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// refetched from the previous one and the rows that changed. It
     /// returns what `fetch` would return.
     package let incrementalFetch: IncrementalFetch?
+    /// Whether the first value may be reduced inside the writer's access
+    /// that fetched it (see `ValueObserver.start()`): the reducer runs no
+    /// code of the user's that may access the database (the diff
+    /// observations' scanners, which decode records). False once an
+    /// operator adds a closure of the user's (`map`, `removeDuplicates`).
+    let reducesFirstValueOnWriter: Bool
 
     init(
         tracking: ObservationTracking,
         fetch: @escaping @Sendable (Database) throws -> any Sendable,
         incrementalFetch: IncrementalFetch? = nil,
+        reducesFirstValueOnWriter: Bool = false,
         makeReducer: @escaping @Sendable () -> (any Sendable) throws -> Value?
     ) {
         self.tracking = tracking
         self.fetch = fetch
         self.incrementalFetch = incrementalFetch
+        self.reducesFirstValueOnWriter = reducesFirstValueOnWriter
         self.makeReducer = makeReducer
     }
 

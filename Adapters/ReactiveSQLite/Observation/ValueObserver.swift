@@ -32,6 +32,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// Only with `.regions` tracking.
     private let incrementalFetch: IncrementalFetch?
     private let reduce: (any Sendable) throws -> Value?
+    /// See `ValueObservation.reducesFirstValueOnWriter`.
+    private let reducesFirstValueOnWriter: Bool
     private let reductionQueue: DispatchQueue
     private let scheduler: ValueObservationScheduler
     private let onChange: @Sendable (Value) -> Void
@@ -97,6 +99,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             self.incrementalFetch = nil
         }
         self.reduce = observation.makeReducer()
+        self.reducesFirstValueOnWriter = observation.reducesFirstValueOnWriter
         self.reductionQueue = DispatchQueue(label: host.configuration.label + ".observation")
         self.scheduler = scheduler
         self.onChange = onChange
@@ -108,14 +111,15 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// Starts the observation: registers it and fetches its first value, in
     /// one writer access, so that no commit can slip between the two.
     ///
-    /// The first value is reduced inside that access too, on the writer's
-    /// thread and on the reduction queue (`sync`, which runs it on the
-    /// calling thread): the value of a commit that follows the access is
-    /// reduced after it, and the reduction reads what the fetch just read
-    /// from this core's caches. The writer is held for the reduction of
-    /// the first value only (decoding the first records of a
-    /// `trackingSetDifferences` observation); later values are reduced off
-    /// the writer.
+    /// The first value is handed to the reduction queue inside that access
+    /// too: the value of a commit that follows the access comes after it.
+    /// When the reducer runs no code of the user's that may access the
+    /// database (`ValueObservation.reducesFirstValueOnWriter`: decoding
+    /// the first records of a `trackingSetDifferences` observation), it
+    /// even reduces it there, on the writer's thread and on the reduction
+    /// queue (`sync`, which runs it on the calling thread), from what the
+    /// fetch just read into this core's caches; the writer is held for
+    /// that reduction. Either way, `onChange` runs after the access.
     func start() -> AnyDatabaseCancellable {
         if case .immediate = scheduler.kind {
             precondition(
@@ -137,12 +141,17 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             do {
                 try host.writer.sync { db in
                     let fetched = try startOnWriter(db)
+                    guard reducesFirstValueOnWriter else {
+                        enqueue(.success(fetched))
+                        return
+                    }
                     // The first value is reduced on this thread, whose
                     // caches hold what the fetch just read, rather than
                     // on a thread that would read it all again from
                     // another core. Before the writer is released: the
                     // value of a later commit is reduced after this one.
-                    reductionQueue.sync { reduceAndDeliver(.success(fetched)) }
+                    // It is delivered after the access, as later values.
+                    reductionQueue.sync { reduceAndDeliver(.success(fetched), onWriter: true) }
                 }
             } catch {
                 enqueue(.failure(error))
@@ -422,23 +431,33 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// On the reduction queue: reduces a fetched value and delivers the
     /// result, or ends the observation with the error.
-    private func reduceAndDeliver(_ fetched: Result<any Sendable, any Error>) {
+    ///
+    /// - Parameter onWriter: Whether this runs inside an access of the
+    ///   writer: then `onChange` and `onError` run after it (see
+    ///   `deliver(_:onWriter:)`).
+    private func reduceAndDeliver(_ fetched: Result<any Sendable, any Error>, onWriter: Bool = false) {
         guard gate.isOpen else { return }
         switch fetched {
         case .success(let fetched):
             do {
                 guard let value = try reduce(fetched) else { return }
-                deliver { [onChange] in onChange(value) }
+                deliver({ [onChange] in onChange(value) }, onWriter: onWriter)
             } catch {
-                finish(with: error, synchronously: false)
+                finish(with: error, synchronously: false, onWriter: onWriter)
             }
         case .failure(let error):
-            finish(with: error, synchronously: false)
+            finish(with: error, synchronously: false, onWriter: onWriter)
         }
     }
 
-    private func deliver(_ body: @escaping @Sendable () -> Void) {
+    /// Delivers through the scheduler: with `.observationQueue`, on the
+    /// reduction queue, now, or after the writer's access when called
+    /// inside one (`onWriter`), so that `onChange` never runs inside an
+    /// access (it may access the database itself).
+    private func deliver(_ body: @escaping @Sendable () -> Void, onWriter: Bool = false) {
         switch scheduler.kind {
+        case .observationQueue where onWriter:
+            reductionQueue.async { [gate] in gate.deliver(body) }
         case .observationQueue:
             gate.deliver(body)
         case .async(let queue):
@@ -449,7 +468,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     }
 
     /// Ends the observation with an error, delivered once.
-    private func finish(with error: any Error, synchronously: Bool) {
+    ///
+    /// - Parameter onWriter: See `deliver(_:onWriter:)`.
+    private func finish(with error: any Error, synchronously: Bool, onWriter: Bool = false) {
         let isFirst = fetchState.withLock { state in
             defer {
                 state.isFinished = true
@@ -464,10 +485,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             gate.deliver { onError(error) }
             gate.cancel()
         } else {
-            deliver { [gate] in
+            deliver({ [gate] in
                 onError(error)
                 gate.cancel()
-            }
+            }, onWriter: onWriter)
         }
     }
 

@@ -153,6 +153,8 @@ extension ValueObservation {
                 return rows
             },
             incrementalFetch: queryInterfaceRequest.flatMap { incrementalFetch(of: $0, hint: hint) },
+            // Decoding the first records where the rows were just read.
+            reducesFirstValueOnWriter: true,
             makeReducer: {
                 var scanner: RecordSetDifferenceScanner<Record>?
                 return { fetched in

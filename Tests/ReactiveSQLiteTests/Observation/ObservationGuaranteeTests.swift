@@ -63,6 +63,57 @@ import Testing
         }
     }
 
+    /// The row of `counter`.
+    struct Counter: FetchableRecord, TableRecord, Sendable {
+        static let databaseTableName = "counter"
+        var version: Int
+        init(row: Row) throws { version = try row["version"] }
+    }
+
+    /// Whether a write of another thread, waited for here (5 s at most),
+    /// completes: not so inside an access of the writer, which that write
+    /// waits for.
+    static func canWrite(_ writer: any DatabaseWriter) -> Bool {
+        let written = Gate()
+        Thread.detachNewThread {
+            try? writer.writeWithoutTransaction { _ in }
+            written.open()
+        }
+        return written.wait(seconds: 5)
+    }
+
+    /// A set differences observation reduces its first value inside the
+    /// writer's access that fetched it, but `onChange` runs after that
+    /// access; a transform of the user's (`map`) runs after it too, as it
+    /// may access the database.
+    @Test(arguments: DatabaseKind.allCases)
+    func theFirstValueIsDeliveredOutsideTheWritersAccess(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: Self.versionSchemaSQL)
+        let writer = test.writer
+        let observation = ValueObservation.trackingSetDifferences(Counter.all())
+
+        let deliveredOutside = Locked<Bool?>(nil)
+        let delivered = Signal()
+        let cancellable = observation.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }) { _ in
+            guard deliveredOutside.value == nil else { return }
+            deliveredOutside.value = Self.canWrite(writer)
+            delivered.open()
+        }
+        defer { cancellable.cancel() }
+        try await delivered.wait()
+        #expect(deliveredOutside.value == true)
+
+        let mappedOutside = Locked<Bool?>(nil)
+        let mapped = Signal()
+        let mappedCancellable = observation.map { difference in
+            if mappedOutside.value == nil { mappedOutside.value = Self.canWrite(writer) }
+            return difference.inserted.count
+        }.start(in: writer, scheduling: .observationQueue, onError: { Issue.record($0) }) { _ in mapped.open() }
+        defer { mappedCancellable.cancel() }
+        try await mapped.wait()
+        #expect(mappedOutside.value == true)
+    }
+
     // MARK: 2. Order, and never back in time
 
     @Test(arguments: DatabaseKind.allCases)
