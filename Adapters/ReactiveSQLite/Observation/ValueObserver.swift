@@ -184,12 +184,16 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             switch tracking {
             case .regions(let regions):
                 region = try db.observedRegion(of: regions)
-                let mayTrackPages = incrementalFetch != nil && host.externalChangeWatcher != nil
-                fetched = try inReadTransaction(db, knowingSnapshot: mayTrackPages) { snapshot in
+                // Pages for a run that observes external changes, in WAL
+                // mode (nil otherwise), kept if the run refetches
+                // incrementally.
+                let candidatePages = host.externalChangeWatcher == nil || db.isInsideTransaction
+                    ? nil : incrementalFetch.flatMap { try? ObservedTablePages(table: $0.table, in: db) }
+                fetched = try inReadTransaction(db, knowingSnapshot: candidatePages != nil) { snapshot in
                     if let incrementalFetch, (try? incrementalFetch.isApplicable(db)) == true {
                         tracksRowIDs = true
                         writerDataVersion = try db.dataVersion()
-                        if mayTrackPages { pages = try? ObservedTablePages(table: incrementalFetch.table, in: db) }
+                        pages = candidatePages
                     }
                     let value = try fetch(db)
                     pages?.didFetch(db, snapshot: snapshot)
