@@ -209,5 +209,45 @@ import Testing
         #expect(differences.incrementalFetch!.statistics.incrementalFetchCount > 30)
         #expect(top.incrementalFetch!.statistics.incrementalFetchCount > 30)
     }
+
+    /// Ties in the order of the top rows: many rows share each score (no
+    /// index on the score, so SQLite and the observation both break ties
+    /// by rowid), and other connections and processes move rows into, out
+    /// of and inside the window.
+    @Test(arguments: [false, true])
+    func topRowsWithTiesFollowOtherConnections(pool: Bool) async throws {
+        let fixture = try Fixture(pool: pool)
+        try fixture.external.writeSQL("UPDATE entry SET score = id % 7")
+        let request = Entry.all().order(sql: "score DESC").limit(10)
+        let fresh = { try fixture.external.read { db in try request.fetchAll(db).map(\.description) } }
+        let observation = ValueObservation.trackingAll(request)
+        let recorder = Recorder<[Entry]>()
+        let cancellable = observation.start(
+            in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        var random = SplitMix64(seed: pool ? 31 : 37)
+        for step in 0..<60 {
+            let id = Int64.random(in: 1...Int64(Self.rowCount), using: &random)
+            let score = Int.random(in: 0...7, using: &random)
+            let sql = switch Int.random(in: 0..<4, using: &random) {
+            case 0: "DELETE FROM entry WHERE id = \(id)"
+            case 1: "INSERT OR REPLACE INTO entry (id, name, score) VALUES (\(id), 'tie \(step)', \(score))"
+            default: "UPDATE entry SET score = \(score) WHERE id IN (\(id), \(id / 2 + 1))"
+            }
+            if step % 10 == 9 {
+                try await runSQLiteShell(path: fixture.path, sql: sql)
+            } else {
+                try fixture.external.writeSQL(sql)
+            }
+            let expected = try fresh()
+            do {
+                try await recorder.wait { $0.last?.map(\.description) == expected }
+            } catch {
+                Issue.record("step \(step), \(sql): \(recorder.values.last.map { $0.map(\.description) } ?? []) for \(expected)")
+                return
+            }
+        }
+        #expect(observation.incrementalFetch!.statistics.incrementalFetchCount > 20)
+    }
 }
 #endif
