@@ -139,7 +139,10 @@ struct BadInputTests {
         let watch = try database.watch("SELECT id, score FROM player WHERE id = 1", "--busy-timeout", "0.1", "--count", "2")
         try await watch.waitForOutput(containing: "(1 row)")
         let writer = try ChildProcess(try Executables.sqlite3(), [database.path], feedsInput: true)
-        writer.send("BEGIN EXCLUSIVE;\nUPDATE player SET score = 101 WHERE id = 1;\nSELECT 'locked';\n")
+        // The shell waits for the watcher's reads to end before it takes
+        // the lock (without a timeout, BEGIN could fail while the tool
+        // reads, and the UPDATE commit on its own at once).
+        writer.send(".timeout 5000\nBEGIN EXCLUSIVE;\nUPDATE player SET score = 101 WHERE id = 1;\nSELECT 'locked';\n")
         try await writer.waitForOutput(containing: "locked")
         // Longer than the busy timeout, so that reads meet the lock. The
         // outcome is the same whatever this lasts: no change is lost.
