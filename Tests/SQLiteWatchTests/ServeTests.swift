@@ -31,9 +31,15 @@ import TestSupport
             try await database.commit(randomPlayerChanges(count: 50, using: &random))
         }
         let expected = try await database.currentRows(sql, ordered: ordered, keys: ["id"])
-        for client in clients {
-            let stream = try await waitForReplica(client, toEqual: expected)
-            #expect(stream.replica.inconsistency == nil)
+        for (index, client) in clients.enumerated() {
+            do {
+                let stream = try await waitForReplica(client, toEqual: expected)
+                #expect(stream.replica.inconsistency == nil)
+            } catch {
+                // What the server said, to tell its end from a client's.
+                Issue.record("client \(index): \(error); sqlite-watch's standard error: \(served.process.errorText)")
+                throw error
+            }
         }
         let slowStream = try await waitForReplica(slow, toEqual: expected, timeout: .seconds(120))
         #expect(slowStream.replica.inconsistency == nil)
