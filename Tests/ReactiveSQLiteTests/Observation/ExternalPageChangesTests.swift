@@ -16,8 +16,14 @@ import Testing
 ///
 /// Waits are bounded (`Recorder`): a value that never reaches the fresh
 /// fetch's rows is a failure.
+///
+/// Isolated (`.ci/run` runs it alone): it starts about a hundred `sqlite3`
+/// processes and rewrites its files with `VACUUM`; the two CI runs that
+/// ran it in parallel with the whole suite each saw one of `ServeTests`'
+/// SSE clients lose its stream, which no run without it did (not
+/// understood yet: see `ServeTests`' diagnostic).
 #if REACTIVESQLITE_INTERNAL_CHECKS
-@Suite(.timeLimit(.minutes(3))) struct ExternalPageChangesTests {
+@Suite(.isolated, .timeLimit(.minutes(3))) struct ExternalPageChangesTests {
     struct Entry: FetchableRecord, TableRecord, Sendable {
         static let databaseTableName = "entry"
         var id: Int64
