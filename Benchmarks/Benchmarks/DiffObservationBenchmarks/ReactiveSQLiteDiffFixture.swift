@@ -11,30 +11,40 @@ struct ReactiveSQLitePlayer: Decodable, FetchableRecord, TableRecord, Identifiab
     var score: Int
 }
 
-/// A database queue and a running observation of its set differences,
-/// delivered on a queue of its own, where `update` waits for them.
+/// A running observation of set differences on `observed`, delivered on
+/// a queue of its own, where `update` waits for them; the writes go
+/// through `writer` (the observed queue itself, or another connection).
 ///
 /// `@unchecked Sendable`: `latest` is written on `deliveryQueue` before
 /// `delivered` is signalled, and read by `update` after waiting for it.
 class ReactiveSQLiteFixtureBase: @unchecked Sendable {
-    let dbQueue: DatabaseQueue
+    let observed: any DatabaseWriter
+    let writer: any DatabaseWriter
     let deliveryQueue = DispatchQueue(label: "DiffObservationBenchmarks.ReactiveSQLite")
     let delivered = DispatchSemaphore(value: 0)
     var latest: UpdatedRecords?
     var cancellable: AnyDatabaseCancellable?
 
+    init(observed: any DatabaseWriter, writer: any DatabaseWriter) {
+        self.observed = observed
+        self.writer = writer
+    }
+
+    /// A queue on a new file with the players, which observes and writes.
     init(path: String, rowCount: Int, configuration: Configuration = Configuration()) throws {
-        dbQueue = try DatabaseQueue(path: path, configuration: configuration)
+        let dbQueue = try DatabaseQueue(path: path, configuration: configuration)
         try dbQueue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         try dbQueue.write { db in
             try createPlayerTable(db, rowCount: rowCount) { $0 % 1000 }
         }
+        observed = dbQueue
+        writer = dbQueue
     }
 
     /// Starts `observation` and waits for its first difference.
     func start(_ observation: ValueObservation<SetDifference<ReactiveSQLitePlayer>>) {
         cancellable = observation.start(
-            in: dbQueue, scheduling: .async(onQueue: deliveryQueue),
+            in: observed, scheduling: .async(onQueue: deliveryQueue),
             onError: { error in fatalError("observation failed: \(error)") },
             onChange: { [unowned self] difference in
                 latest = UpdatedRecords(
@@ -49,7 +59,7 @@ class ReactiveSQLiteFixtureBase: @unchecked Sendable {
 extension ReactiveSQLiteFixtureBase: DiffFixture {
     @inline(never)
     func update(id: Int64, score: Int) throws -> UpdatedRecords {
-        try dbQueue.write { db in
+        try writer.write { db in
             try db.execute(sql: "UPDATE player SET score = ? WHERE id = ?", arguments: [score, id])
         }
         delivered.wait()
@@ -58,12 +68,12 @@ extension ReactiveSQLiteFixtureBase: DiffFixture {
 
     @inline(never)
     func insertThenDelete(id: Int64) throws -> (inserted: UpdatedRecords, deleted: UpdatedRecords) {
-        try dbQueue.write { db in
+        try writer.write { db in
             try db.execute(sql: "INSERT INTO player (id, name, score) VALUES (?, 'new', 0)", arguments: [id])
         }
         delivered.wait()
         let inserted = latest!
-        try dbQueue.write { db in
+        try writer.write { db in
             try db.execute(sql: "DELETE FROM player WHERE id = ?", arguments: [id])
         }
         delivered.wait()
