@@ -43,19 +43,6 @@ final class ObservedTablePages: Sendable {
         state = LockedState(State(tracker: tracker))
     }
 
-    /// Begins a read transaction on `db` (which must have none), and
-    /// returns its snapshot when it is known (see
-    /// `TablePageTracker.beginSnapshot`). On error, no transaction is left
-    /// open.
-    static func beginSnapshot(_ db: Database) throws -> WALIndexHeader? {
-        do {
-            return try TablePageTracker.beginSnapshot(db)
-        } catch {
-            db.rollbackIfInsideTransaction()
-            throw error
-        }
-    }
-
     /// The rowids of the table that the commits between the snapshot of the
     /// last fetch and `snapshot`, the snapshot of the read transaction of
     /// `db`, may have changed (a superset of them), or nil when the pages

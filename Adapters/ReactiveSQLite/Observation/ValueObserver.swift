@@ -409,13 +409,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// Runs `body` in a read transaction, unless one is open already, with
     /// the transaction's snapshot when `knowingSnapshot` and it is known
-    /// (see `ObservedTablePages.beginSnapshot`): nil otherwise.
+    /// (see `TablePageTracker.beginSnapshot`): nil otherwise.
     private func inReadTransaction<T>(
         _ db: Database, knowingSnapshot: Bool = false, _ body: (WALIndexHeader?) throws -> T
     ) throws -> T {
         if db.isInsideTransaction { return try body(nil) }
         guard knowingSnapshot else { return try db.inTransaction(.deferred) { try body(nil) } }
-        let snapshot = try ObservedTablePages.beginSnapshot(db)
+        let snapshot = try TablePageTracker.beginSnapshot(db)
         do {
             let result = try body(snapshot)
             if db.isInsideTransaction { try db.execute(sql: "COMMIT") }
@@ -524,13 +524,13 @@ extension Database {
     /// call `endPinnedRead()` in the next access of the connection.
     ///
     /// - Parameter knowingSnapshot: Whether to begin the transaction as
-    ///   `ObservedTablePages.beginSnapshot` does, and return its snapshot
+    ///   `TablePageTracker.beginSnapshot` does, and return its snapshot
     ///   when it is known.
     @discardableResult
     func beginPinnedRead(knowingSnapshot: Bool = false) throws -> WALIndexHeader? {
         let snapshot: WALIndexHeader?
         if knowingSnapshot {
-            snapshot = try ObservedTablePages.beginSnapshot(self)
+            snapshot = try TablePageTracker.beginSnapshot(self)
         } else {
             try cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
             snapshot = nil

@@ -48,8 +48,17 @@ package struct TablePageTracker: Sendable {
     /// Begins a read transaction (`BEGIN DEFERRED` and one read), and
     /// returns the wal-index header of its state, or nil when other
     /// connections kept changing it (the transaction is begun anyway: end
-    /// it with `COMMIT`).
+    /// it with `COMMIT`). On error, no transaction is left open.
     package static func beginSnapshot(_ db: Database) throws -> WALIndexHeader? {
+        do {
+            return try beginKnownSnapshot(db)
+        } catch {
+            db.rollbackIfInsideTransaction()
+            throw error
+        }
+    }
+
+    private static func beginKnownSnapshot(_ db: Database) throws -> WALIndexHeader? {
         for _ in 0..<8 {
             let before = try db.walIndexBytes(count: WALIndexHeader.byteCount).flatMap(WALIndexHeader.init(bytes:))
             try db.execute(sql: "BEGIN DEFERRED")
