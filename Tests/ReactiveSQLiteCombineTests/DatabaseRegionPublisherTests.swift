@@ -131,7 +131,6 @@ import OpenCombine
         withExtendedLifetime(cancellable) {}
         cancellable = nil
         try await waitUntil { subscriberReference.isReleased }
-        try test.writer.writeSQL("INSERT INTO t1 (a) VALUES (1)")
     }
 
     @Test(arguments: DatabaseKind.allCases)

@@ -98,9 +98,14 @@ public struct Configuration: Sendable {
     /// Nothing is polled while no observation runs, after the database is
     /// closed, or for an in-memory database. The option works on a
     /// read-only `DatabaseQueue` (see `readonly`) opened on a file that
-    /// another process writes. In rollback-journal mode, each poll holds a
-    /// shared lock for the time of one read: a writer in another process
-    /// that has no busy timeout may then fail with `SQLITE_BUSY`.
+    /// another process writes.
+    ///
+    /// The connections of such a queue or pool yield to the writers of
+    /// other connections, so that a watch does not make their commits fail
+    /// (a writer without a busy timeout fails when a reader holds a shared
+    /// lock as it commits): in rollback-journal mode, a read waits while
+    /// another connection holds a RESERVED lock, and an observation's fetch
+    /// that such a writer meets stops and runs again after the commit.
     /// <doc:ExternalChanges> explains the mechanism and its costs.
     public var observesExternalChanges: Bool = false
 

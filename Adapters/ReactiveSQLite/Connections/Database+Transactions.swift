@@ -64,7 +64,12 @@ extension Database {
     /// the closure sees one committed state, and cannot write.
     func readOnlyTransaction<T>(_ body: () throws -> T) throws -> T {
         try cachedStatement(sql: "PRAGMA query_only = 1").execute()
-        defer { try? cachedStatement(sql: "PRAGMA query_only = 0").execute() }
+        let wasReadOnlyAccess = isReadOnlyAccess
+        isReadOnlyAccess = true
+        defer {
+            isReadOnlyAccess = wasReadOnlyAccess
+            try? cachedStatement(sql: "PRAGMA query_only = 0").execute()
+        }
         return try inTransaction(.deferred) {
             // Another connection may have changed the schema since the last read.
             try refreshSchemaCacheIfNeeded()
@@ -127,5 +132,15 @@ extension Database {
     func writeAccessWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         try refreshSchemaCacheIfNeeded()
         return try body(self)
+    }
+}
+
+extension Database {
+    /// The error of a statement that may write, run in a read access.
+    func makeWriteInReadAccessError(sql: String) -> DatabaseError {
+        DatabaseError(
+            resultCode: .SQLITE_READONLY,
+            message: "a read access cannot write: use write or writeWithoutTransaction",
+            sql: sql, connectionLabel: label)
     }
 }

@@ -46,6 +46,15 @@ public final class Database {
     /// accesses of a pool's reader.
     var isPinningRead = false
 
+    /// The busy and progress handlers of a connection whose files yield to
+    /// writers (see `WriterYieldingVFS`); nil for SQLite's own busy timeout.
+    let writerYielding: WriterYielding?
+
+    /// Whether the current access is a read (`DatabaseQueue.read`): a
+    /// statement that may write throws there, whatever `PRAGMA query_only`
+    /// says (the access's statements could turn it off).
+    var isReadOnlyAccess = false
+
     /// Whether the connection is closed, readable from any thread: statements
     /// released after the close finalize their handles under this lock.
     private let closedState = Mutex(false)
@@ -128,7 +137,12 @@ public final class Database {
         var handle: OpaquePointer?
         let flags = (readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        // A database watched for other processes' commits must not make
+        // their writes fail: its files yield to writers (see `WriterYieldingVFS`).
+        let yieldsToWriters = configuration.observesExternalChanges && path != ":memory:" && !path.isEmpty
+        let vfs = yieldsToWriters ? WriterYieldingVFS.name : nil
+        writerYielding = yieldsToWriters && vfs != nil ? WriterYielding(timeout: configuration.busyTimeout) : nil
+        let code = sqlite3_open_v2(path, &handle, flags, vfs)
         guard code == SQLITE_OK, let handle else {
             // > Whether or not an error occurs when it is opened, resources
             // > associated with the database connection handle should be
@@ -154,7 +168,11 @@ public final class Database {
         // Nothing here reads the file before `prepareDatabase`, which may
         // set a key (SQLCipher) that every read needs.
         sqlite3_extended_result_codes(connection, 1)
-        sqlite3_busy_timeout(connection, configuration.busyTimeoutMilliseconds)
+        if let writerYielding {
+            writerYielding.install(on: connection)
+        } else {
+            sqlite3_busy_timeout(connection, configuration.busyTimeoutMilliseconds)
+        }
         var enabled: Int32 = 0
         let code = _rsqlite_db_config_int(
             connection, SQLITE_DBCONFIG_ENABLE_FKEY, configuration.foreignKeysEnabled ? 1 : 0, &enabled)

@@ -61,7 +61,8 @@ final class ExternalChangeWatcher: @unchecked Sendable {
 
     /// The dedicated connection and its timer, for one period of polling.
     ///
-    /// `@unchecked Sendable`: `lastDataVersion` and `isFailing` are only
+    /// `@unchecked Sendable`: `lastDataVersion`, `storedHeader` and the other
+    /// variables are only
     /// used on the connection's queue (its initial value is set before the timer
     /// starts); the rest is immutable (the timer is thread-safe).
     private final class Poller: @unchecked Sendable {
@@ -78,6 +79,11 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         /// Identifies the latest chain of readings after a file event (see
         /// `pollAfterWrite`): an older chain stops.
         var followUpGeneration = 0
+        /// The stored bytes of the first page (16 to 100: the file change
+        /// counter, and more of an encrypted page) read before the last
+        /// reading of `data_version`, in rollback-journal mode; nil in WAL
+        /// mode, or before a reading succeeded. See `poll(_:)`.
+        var storedHeader: [UInt8]?
         /// Whether the last reading failed for another reason than a lock
         /// (the file is no longer a database, an I/O error): the
         /// observations were told once, and are not told again until a
@@ -279,14 +285,23 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     static let longestFollowUpDelay = 512
 
     /// On the dedicated connection's queue, when a file of the database was
-    /// written: reads at once, then again after 1, 2, 4, ... 512
-    /// milliseconds, until a reading finds a new version. In WAL mode the
-    /// last step of a commit is the update of the shared-memory index,
+    /// written: reads at once, then, in WAL mode, again after 1, 2, 4, ...
+    /// 512 milliseconds, until a reading finds a new version. In WAL mode
+    /// the last step of a commit is the update of the shared-memory index,
     /// which no file event reports: the first readings may come before it,
     /// a later one comes after. A write that is not a commit (pages of a
     /// transaction under way, a checkpoint) costs these ten readings.
+    ///
+    /// In rollback-journal mode, the last write of a commit (the journal
+    /// deleted, truncated or zeroed) comes before the writer releases its
+    /// locks, and a reading that finds the writer's RESERVED lock waits for
+    /// that release (`WriterYieldingVFS`): the reading of the last event
+    /// sees the commit, and no later reading is needed. Readings that
+    /// come at random moments are the ones that can meet the next writer
+    /// of a busy file (see `poll(_:)`): there are none.
     private func pollAfterWrite(_ poller: Poller) {
         poll(poller)
+        guard poller.storedHeader == nil else { return }
         poller.followUpGeneration += 1
         followUp(poller, generation: poller.followUpGeneration, baseline: poller.changeCount, delay: 1)
     }
@@ -308,14 +323,27 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// The timer runs on the connection's queue, and the reading is the next
     /// block of that queue: ticks that come while a reading waits (for a
     /// lock held by another process) are merged into one.
+    ///
+    /// In rollback-journal mode, a reading takes a shared lock on the file,
+    /// and a writer of another process that wants to commit meanwhile fails
+    /// unless it has a busy handler. So the reading first compares the
+    /// bytes of the first page as stored (SQLite increments the file change
+    /// counter there at each commit, and SQLCipher writes the whole page
+    /// anew) with those read before the last reading, without any lock,
+    /// through SQLite's own file handle: the same bytes mean no commit
+    /// since, and no lock is taken. Bytes read while a writer writes them
+    /// may be torn or roll back: they only cause one more reading.
     private func poll(_ poller: Poller) {
         guard !poller.isReadingQueued else { return }
         poller.isReadingQueued = true
-        poller.connection.asyncAccess({ db in try db.dataVersion() }, completion: { [self] result in
+        poller.connection.asyncAccess({ db in try Self.readDataVersion(db, poller) }, completion: { [self] result in
             poller.isReadingQueued = false
             let version: Int
             switch result {
-            case .success(let value):
+            case .success(nil):
+                // The first page is as it was: no commit since the last reading.
+                version = poller.lastDataVersion
+            case .success(let value?):
                 version = value
                 poller.isFailing = false
             case .failure(let error as DatabaseError) where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED:
@@ -356,6 +384,23 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             }
             #endif
         })
+    }
+
+    /// On the dedicated connection: its `data_version`, or nil when the
+    /// file's first page, read without a lock, is as it was before the
+    /// last reading in rollback-journal mode (see `poll(_:)`).
+    ///
+    /// The page is read before `data_version`: a commit between the two
+    /// is in the version, and changes the page from the one kept, which
+    /// only costs one more reading later; the other order could keep the
+    /// page of a commit whose version was never read.
+    private static func readDataVersion(_ db: Database, _ poller: Poller) throws -> Int? {
+        let header = try? db.readStoredFile(.database, offset: 16, count: 84)
+        if let header, header == poller.storedHeader { return nil }
+        let version = try db.dataVersion()
+        // Known once the reading opened the file (the log, in WAL mode).
+        poller.storedHeader = try db.isInWALMode() ? nil : header
+        return version
     }
 
     /// On the writer: when its own `data_version` changed, an external

@@ -414,15 +414,18 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         _ db: Database, knowingSnapshot: Bool = false, _ body: (WALIndexHeader?) throws -> T
     ) throws -> T {
         if db.isInsideTransaction { return try body(nil) }
-        guard knowingSnapshot else { return try db.inTransaction(.deferred) { try body(nil) } }
-        let snapshot = try TablePageTracker.beginSnapshot(db)
-        do {
-            let result = try body(snapshot)
-            if db.isInsideTransaction { try db.execute(sql: "COMMIT") }
-            return result
-        } catch {
-            db.rollbackIfInsideTransaction()
-            throw error
+        // Reads that another process's writer interrupts run again.
+        return try db.yieldingToWriters {
+            guard knowingSnapshot else { return try db.inTransaction(.deferred) { try body(nil) } }
+            let snapshot = try TablePageTracker.beginSnapshot(db)
+            do {
+                let result = try body(snapshot)
+                if db.isInsideTransaction { try db.execute(sql: "COMMIT") }
+                return result
+            } catch {
+                db.rollbackIfInsideTransaction()
+                throw error
+            }
         }
     }
 

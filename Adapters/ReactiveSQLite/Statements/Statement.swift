@@ -297,7 +297,12 @@ public final class Statement {
     @usableFromInline @inline(__always)
     func step() throws -> Bool {
         let isFirstStep = !needsReset
-        if isFirstStep { willStart() }
+        if isFirstStep {
+            // `PRAGMA query_only` can be turned off by the statements of the
+            // access: the access's own rule cannot.
+            if database.isReadOnlyAccess, !isReadOnly { throw database.makeWriteInReadAccessError(sql: sql) }
+            willStart()
+        }
         needsReset = true
         let code = sqlite3_step(handle)
         switch code {

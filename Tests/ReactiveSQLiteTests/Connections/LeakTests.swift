@@ -7,7 +7,7 @@ import TestSupport
 ///
 /// Each body runs in a child process, so that the databases of tests running
 /// in parallel do not disturb the count of open descriptors.
-@Suite(.isolated, .skippedUnderThreadSanitizer) struct LeakTests {
+@Suite(.isolated) struct LeakTests {
     /// Opens, uses and closes (or releases) databases, and stops the process
     /// with a message when the open descriptors grew by more than a constant.
     private static func checkNoDescriptorLeak(

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Programmer errors stop the program with a message saying what was wrong.
 /// Each body runs in a child process.
-@Suite(.isolated, .skippedUnderThreadSanitizer) struct MisuseExitTests {
+@Suite(.isolated) struct MisuseExitTests {
     private func expectMessage(
         _ result: ExitTest.Result?, _ message: String, sourceLocation: SourceLocation = #_sourceLocation
     ) {

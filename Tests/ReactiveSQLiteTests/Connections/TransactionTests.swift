@@ -104,6 +104,28 @@ import Testing
         #expect(try test.writer.read { db in try SQLRequest<String>(sql: "SELECT name FROM t").fetchAll(db) } == ["b"])
     }
 
+    /// `PRAGMA query_only = 0` inside a read does not open the way to writes.
+    @Test(arguments: DatabaseKind.allCases)
+    func readCannotWriteEvenAfterTurningQueryOnlyOff(kind: DatabaseKind) async throws {
+        let test = try makeDatabase(kind)
+        let error = databaseError {
+            try test.writer.read { db in
+                try db.execute(sql: "PRAGMA query_only = 0")
+                try db.execute(sql: "INSERT INTO t (name) VALUES ('a')")
+            }
+        }
+        #expect(error?.resultCode == .SQLITE_READONLY)
+        #expect(error?.sql == "INSERT INTO t (name) VALUES ('a')")
+        #expect(try test.writer.count("t") == 0)
+        // The next read starts read-only again, and writes work after it.
+        let again = databaseError {
+            try test.writer.read { db in try db.execute(sql: "DELETE FROM t") }
+        }
+        #expect(again?.resultCode == .SQLITE_READONLY)
+        try await test.writer.write { db in try db.execute(sql: "INSERT INTO t (name) VALUES ('b')") }
+        #expect(try test.writer.count("t") == 1)
+    }
+
     @Test(arguments: DatabaseKind.allCases)
     func readRunsInATransactionAndCannotWrite(kind: DatabaseKind) async throws {
         let test = try makeDatabase(kind)

@@ -108,6 +108,30 @@ final class DatabaseFileMonitor {
         return nil
     }
 
+    /// Whether another process holds a write lock on the database file:
+    /// RESERVED, PENDING or EXCLUSIVE (a write transaction under way in
+    /// rollback-journal mode, or a connection in exclusive locking mode).
+    ///
+    /// Asked with `fcntl(F_GETLK)` on SQLite's lock bytes, for a read lock:
+    /// only write locks conflict with it, and the locks of this process
+    /// (SQLite's connections) are not reported. No lock is taken. A file
+    /// that cannot be asked is said to be locked: the caller then reads,
+    /// as it would without this test.
+    ///
+    /// > The PENDING_BYTE [is at] 0x40000000 [...], RESERVED_BYTE is one
+    /// > byte past it, and the 510-byte SHARED range follows.
+    /// > https://www.sqlite.org/fileformat.html#the_lock_byte_page
+    var anotherProcessHoldsWriteLock: Bool {
+        guard descriptor >= 0 else { return true }
+        var lock = flock()
+        lock.l_type = Int16(F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0x4000_0000
+        lock.l_len = 512
+        guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return true }
+        return lock.l_type != Int16(F_UNLCK)
+    }
+
     /// Whether the file starts with SQLite's 16-byte header. A file that
     /// cannot be read (no descriptor, a read error) is given the benefit of
     /// the doubt: SQLite's own reads report what is wrong with it.

@@ -198,7 +198,9 @@ final class Watcher {
             },
             onChange: { [self] db in
                 let fullRefreshes = tracker.statistics.full
-                let refresh = Result { try tracker.refresh(db) }
+                // A writer of another process that starts during the refresh
+                // interrupts it: it runs again once the writer is done.
+                let refresh = Result { try db.yieldingToWriters { try tracker.refresh(db) } }
                 // A run of the whole query freed buffers of the result's size.
                 if tracker.statistics.full > fullRefreshes { cmemory_release_free_memory() }
                 DispatchQueue.main.async { MainActor.assumeIsolated { self.receive(refresh, from: tracker) } }
@@ -288,8 +290,19 @@ final class Watcher {
     /// prints the lock note (once per lock episode), and a database that
     /// can no longer be read (overwritten, corrupted) ends the tool, even
     /// when no commit comes to make the observation fetch again.
+    ///
+    /// The read comes only while another process holds a write lock (and
+    /// it waits for its end, see `Configuration.observesExternalChanges`):
+    /// in rollback-journal mode, a read at any other moment could be the one
+    /// that a writer of another process meets when it commits, and a writer
+    /// without a busy handler would then fail. Without such a lock, no read
+    /// waits; commits are seen by the observation.
     private func probe() {
         guard isWatching, let database, !isProbing else { return }
+        guard fileMonitor?.anotherProcessHoldsWriteLock ?? true else {
+            lockReleased()
+            return
+        }
         isProbing = true
         Task { @MainActor [self] in
             do {

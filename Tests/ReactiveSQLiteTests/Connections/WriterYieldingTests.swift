@@ -1,0 +1,190 @@
+import DatabaseTestSupport
+import Foundation
+@testable import ReactiveSQLite
+import Synchronization
+import TestSupport
+import Testing
+
+/// The connections of a database that observes external changes yield to
+/// the writers of other processes, in every rollback-journal mode: a read
+/// never takes its shared lock while a writer holds RESERVED (it waits for
+/// the commit), and a read of `yieldingToWriters(_:)` that a writer meets is
+/// interrupted and runs again after the commit. The writer is the `sqlite3`
+/// shell with no busy timeout, which fails at once when a reader holds a
+/// shared lock as it commits.
+///
+/// The outcomes do not depend on timing: each step waits for the one
+/// before (the shell's output, the connection's counters, bounded).
+#if REACTIVESQLITE_INTERNAL_CHECKS
+@Suite(.timeLimit(.minutes(2))) struct WriterYieldingTests {
+    static let journalModes = ["delete", "truncate", "persist"]
+
+    /// A file with one row, and a queue that observes external changes on it.
+    struct Fixture {
+        let directory: TemporaryDirectory
+        let path: String
+        let queue: DatabaseQueue
+
+        init(journalMode: String) throws {
+            directory = try TemporaryDirectory()
+            path = directory.path("db.sqlite")
+            let setup = try DatabaseQueue(path: path)
+            try setup.writeSQLWithoutTransaction("PRAGMA journal_mode = \(journalMode)")
+            try setup.writeSQL("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t VALUES (1, 1);")
+            var configuration = Configuration()
+            configuration.observesExternalChanges = true
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        }
+
+        /// The counters of the queue's connection.
+        var yielding: WriterYielding.Statistics {
+            get throws { try #require(queue.writer.database.writerYielding).statistics }
+        }
+    }
+
+    @Test(arguments: journalModes)
+    func aReadWaitsForTheCommitOfAWriterThatHoldsItsLock(journalMode: String) async throws {
+        let fixture = try Fixture(journalMode: journalMode)
+        let yielding = try fixture.yielding
+        let shell = try InteractiveSQLiteShell(path: fixture.path)
+        defer { shell.stop() }
+        shell.send("BEGIN; UPDATE t SET v = 2; SELECT 'reserved';")
+        try await shell.waitForOutput(containing: "reserved")
+
+        let busyCalls = yielding.busyCalls.load(ordering: .relaxed)
+        let read = Task { try await fixture.queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) } }
+        // The read waits: it did not take its lock, so the commit succeeds.
+        try await waitUntil { yielding.busyCalls.load(ordering: .relaxed) > busyCalls }
+        shell.send("COMMIT; SELECT 'committed';")
+        try await shell.waitForOutput(containing: "committed")
+        #expect(shell.errorText.isEmpty)
+        // And it reads the committed state.
+        #expect(try await read.value == 2)
+    }
+
+    @Test(arguments: journalModes)
+    func aReadThatAWriterMeetsStopsAndRunsAgainAfterTheCommit(journalMode: String) async throws {
+        let fixture = try Fixture(journalMode: journalMode)
+        let yielding = try fixture.yielding
+        let shell = try InteractiveSQLiteShell(path: fixture.path)
+        defer { shell.stop() }
+        let reading = Signal()
+        let firstValues = Locked<[Int64]>([])
+        let read = Task {
+            try await fixture.queue.writeWithoutTransaction { db in
+                do {
+                    try db.yieldingToWriters {
+                        var isFirstRow = true
+                        // Long enough to still run when the writer starts; the
+                        // CTE drives the loop (CROSS JOIN), so rows come at once.
+                        try db.forEachRawRow(sql: """
+                            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000)
+                            SELECT v FROM c CROSS JOIN t
+                            """) { row in
+                            guard isFirstRow else { return }
+                            isFirstRow = false
+                            guard case .integer(let value) = row[0] else { return }
+                            firstValues.withLock { $0.append(value) }
+                            if firstValues.value.count == 1 { reading.open() } else { throw StopReading() }
+                        }
+                    }
+                } catch is StopReading {}
+            }
+        }
+        // The read holds its shared lock: the shell takes RESERVED beside it.
+        try await reading.wait()
+        shell.send("BEGIN; UPDATE t SET v = 2; SELECT 'reserved';")
+        try await shell.waitForOutput(containing: "reserved")
+        // The read stops for the writer, and waits for its commit.
+        try await waitUntil { yielding.interruptions.load(ordering: .relaxed) > 0 }
+        shell.send("COMMIT; SELECT 'committed';")
+        try await shell.waitForOutput(containing: "committed")
+        #expect(shell.errorText.isEmpty)
+        try await read.value
+        // Run again after the commit, it reads the committed state.
+        #expect(firstValues.value == [1, 2])
+    }
+
+    @Test func aWALDatabaseIsReadBesideItsWriters() async throws {
+        let fixture = try Fixture(journalMode: "wal")
+        let shell = try InteractiveSQLiteShell(path: fixture.path)
+        defer { shell.stop() }
+        shell.send("BEGIN; UPDATE t SET v = 2; SELECT 'writing';")
+        try await shell.waitForOutput(containing: "writing")
+        // Readers never block writers in WAL mode: no wait.
+        #expect(try await fixture.queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) } == 1)
+        shell.send("COMMIT; SELECT 'committed';")
+        try await shell.waitForOutput(containing: "committed")
+        #expect(shell.errorText.isEmpty)
+        #expect(try await fixture.queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) } == 2)
+    }
+
+    @Test func aReadGivesUpAfterTheBusyTimeout() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("db.sqlite")
+        try DatabaseQueue(path: path).writeSQL("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1);")
+        var configuration = Configuration()
+        configuration.observesExternalChanges = true
+        configuration.busyTimeout = .milliseconds(100)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let shell = try InteractiveSQLiteShell(path: path)
+        defer { shell.stop() }
+        shell.send("BEGIN; UPDATE t SET v = 2; SELECT 'reserved';")
+        try await shell.waitForOutput(containing: "reserved")
+        let error = await #expect(throws: DatabaseError.self) {
+            try await queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) }
+        }
+        #expect(error?.resultCode.primaryResultCode == .SQLITE_BUSY)
+        shell.send("COMMIT; SELECT 'committed';")
+        try await shell.waitForOutput(containing: "committed")
+        #expect(shell.errorText.isEmpty)
+    }
+
+    private struct StopReading: Error {}
+}
+
+/// The `sqlite3` shell in a child process, fed statements one line at a
+/// time, with no busy timeout (it fails at once on a lock, as many scripts
+/// do).
+final class InteractiveSQLiteShell: Sendable {
+    private let process: Process
+    private let input: Pipe
+    private let output = Locked("")
+    private let error = Locked("")
+
+    init(path: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", path]
+        input = Pipe()
+        let standardOutput = Pipe()
+        let standardError = Pipe()
+        process.standardInput = input
+        process.standardOutput = standardOutput
+        process.standardError = standardError
+        for (pipe, text) in [(standardOutput, output), (standardError, error)] {
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }
+        try process.run()
+    }
+
+    var errorText: String { error.value }
+
+    func send(_ sql: String) {
+        input.fileHandleForWriting.write(Data((sql + "\n").utf8))
+    }
+
+    func waitForOutput(containing text: String) async throws {
+        let output = self.output
+        try await waitUntil { output.value.contains(text) }
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+    }
+}
+#endif
