@@ -45,6 +45,9 @@ struct StatementEffects {
     /// broker tells them after the statement succeeds.
     private(set) var restructuredTables: [String] = []
 
+    /// Whether the statement sets `PRAGMA query_only`, which a read access
+    /// refuses: the access's rule would be lifted by its own statements.
+    private(set) var setsQueryOnly = false
     /// Whether a trigger writes on behalf of the statement.
     private(set) var writesThroughTriggers = false
     /// Whether the statement changes the schema (set after compilation).
@@ -109,6 +112,9 @@ struct StatementEffects {
         case SQLITE_ALTER_TABLE:
             // argument1: the schema ("main"), argument2: the table.
             if let argument2 { restructuredTables.append(String(cString: argument2)) }
+        case SQLITE_PRAGMA:
+            // argument1: the pragma; argument2: its value, nil when it is read.
+            if argument2 != nil, let argument1, strcasecmp(argument1, "query_only") == 0 { setsQueryOnly = true }
         case SQLITE_SAVEPOINT:
             guard let argument1, let argument2 else { return }
             let name = String(cString: argument2)

@@ -1,3 +1,4 @@
+import DatabaseRegions
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -53,16 +54,20 @@ struct TableHookInfo {
     /// When some of it cannot be read, assumes the worst: potential changes
     /// are notified, never missed.
     init(schema: TableSchema, database: Database, readsReplaceResolution: Bool) {
-        columns = schema.columns.map(\.lowercasedIdentifier)
+        let columns = schema.columns.map(\.lowercasedIdentifier)
+        self.columns = columns
         withoutRowID = schema.isWithoutRowID
         var rowIDColumns: Set<String> = schema.isWithoutRowID ? [] : ["rowid"]
         if case .rowID(let column?) = schema.primaryKey { rowIDColumns.insert(column.lowercasedIdentifier) }
         self.rowIDColumns = rowIDColumns
-        generatedColumns = columns.filter { schema.generatedColumns[$0] != nil }
-        virtualColumns = columns.filter { schema.generatedColumns[$0] == false }
+        // Looked up by the schema's own spelling, byte for byte: two names
+        // that differ only by Unicode normalization are two columns.
+        let generated = schema.columns.map { schema.generatedColumns[CaseInsensitiveName($0)] }
+        generatedColumns = columns.indices.filter { generated[$0] != nil }.map { columns[$0] }
+        virtualColumns = columns.indices.filter { generated[$0] == false }.map { columns[$0] }
         let layout = schema.isWithoutRowID ? PreUpdateColumnLayout.withoutRowIDTables : .rowIDTables
         var storedColumns: [(old: Int32, new: Int32, name: String)] = []
-        for (tableIndex, column) in columns.enumerated() where schema.generatedColumns[column] != false {
+        for (tableIndex, column) in columns.enumerated() where generated[tableIndex] != false {
             let storageIndex = Int32(storedColumns.count)
             storedColumns.append((
                 old: layout.oldIsStorageIndexed ? storageIndex : Int32(tableIndex),

@@ -65,11 +65,11 @@ final class TransactionObserverBroker {
     @exclusivity(unchecked) private var current = StatementContext()
     /// The contexts of the statements that a nested statement interrupted.
     private var suspendedContexts: [StatementContext] = []
-    /// Table metadata, by lowercased name.
-    private var tableInfos: [String: TableHookInfo] = [:]
+    /// Table metadata, by name (as SQLite compares identifiers).
+    private var tableInfos: [CaseInsensitiveName: TableHookInfo] = [:]
     /// Whether an observation watches a table, by name as the statements
     /// spell it; emptied whenever a region or the schema changes.
-    private var watchedTables: [String: Bool] = [:]
+    private var watchedTables: [CaseInsensitiveName: Bool] = [:]
     /// The context last prepared by `statementWillStart(_:)`, until a region
     /// or the schema changes: run again (a cached statement in a loop), its
     /// statement needs no new preparation.
@@ -407,7 +407,8 @@ final class TransactionObserverBroker {
     }
 
     private func hookInfo(forTable name: String) -> TableHookInfo? {
-        let key = name.lowercasedIdentifier
+        // Bytes, as SQLite compares names: never `String.==`.
+        let key = CaseInsensitiveName(name)
         if let info = tableInfos[key] { return info }
         guard let schema = try? database.tableSchema(named: name), !schema.isView else { return nil }
         let info = TableHookInfo(schema: schema, database: database, readsReplaceResolution: !usesPreUpdateHook)
@@ -420,10 +421,10 @@ final class TransactionObserverBroker {
     /// - Complexity: O(1) once known; the first time after a change of the
     ///   regions, O(k), where k is the number of observations of the table.
     private func isWatched(table name: String) -> Bool {
-        if let watched = watchedTables[name] { return watched }
+        if let watched = watchedTables[CaseInsensitiveName(name)] { return watched }
         // An insertion without rowid concerns every observation of the table.
         let watched = !regionIndex.keys(impactedByEventsOfKind: .insert(tableName: name)).isEmpty
-        watchedTables[name] = watched
+        watchedTables[CaseInsensitiveName(name)] = watched
         return watched
     }
 

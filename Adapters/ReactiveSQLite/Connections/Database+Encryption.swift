@@ -53,19 +53,31 @@ extension Database {
     /// be inside a transaction. The file is rewritten page by page in one
     /// transaction: it reads with the new passphrase only once this returns.
     ///
-    /// Only this connection knows the new passphrase: call it on a
-    /// `DatabaseQueue` that no other connection (no pool, no external-change
-    /// observation) has open on the file, then open the file again with a
-    /// configuration whose `prepareDatabase` uses the new passphrase.
+    /// Only this connection knows the new passphrase, so it runs only on a
+    /// `DatabaseQueue` whose configuration does not observe external changes
+    /// (other connections would keep reading with the old one): a pool's
+    /// readers, and the connection that watches external changes, cannot
+    /// be given the new key. Close every other connection to the file, then
+    /// open it again with a configuration whose `prepareDatabase` uses the
+    /// new passphrase.
     ///
     /// - Parameter passphrase: The new passphrase, used as UTF-8 bytes.
     /// - Throws: A `DatabaseError` (`SQLITE_MISUSE`) when ReactiveSQLite was
-    ///   built without the `SQLCipher` trait, or when a transaction is open;
+    ///   built without the `SQLCipher` trait, when a transaction is open,
+    ///   on a `DatabasePool`, or on a queue that observes external changes;
     ///   `SQLITE_TOOBIG` for a passphrase of 2 GiB or more; SQLCipher's error otherwise (`SQLITE_BUSY` when another connection
     ///   holds a lock on the file).
     public func changePassphrase(_ passphrase: String) throws {
         checkAccess()
         #if SQLCipher
+        guard isQueueConnection, !configuration.observesExternalChanges else {
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE,
+                message: "changePassphrase(_:) runs only on a DatabaseQueue that does not observe external changes: "
+                    + "the other connections of a pool, or the one that watches external changes, would keep the old "
+                    + "passphrase; close them and change it from a DatabaseQueue",
+                connectionLabel: label)
+        }
         guard !isInsideTransaction else {
             throw DatabaseError(
                 resultCode: .SQLITE_MISUSE,

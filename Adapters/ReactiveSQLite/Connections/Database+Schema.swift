@@ -1,10 +1,11 @@
+import DatabaseRegions
 
 extension Database {
     /// The schema of a table or view, or nil when there is none with this name.
     ///
     /// - Complexity: O(1) when cached (a hash of the name).
     func tableSchema(named name: String) throws -> TableSchema? {
-        let key = name.lowercasedIdentifier
+        let key = CaseInsensitiveName(name)
         if let cached = schemaCache.tables[key] { return cached }
         try refreshSchemaCacheIfNeeded()
         let schema = try readTableSchema(named: name)
@@ -85,7 +86,7 @@ extension Database {
         // pk, hidden (0 plain, 1 hidden column of a virtual table, 2 and 3
         // generated columns, which `SELECT *` returns).
         var columns: [String] = []
-        var generatedColumns: [String: Bool] = [:]
+        var generatedColumns: [CaseInsensitiveName: Bool] = [:]
         var keyColumns: [(position: Int, name: String, type: String)] = []
         // An SQLite older than 3.26 has no table_xinfo, nor generated columns:
         // table_info gives the same first columns, and omits hidden ones.
@@ -95,7 +96,7 @@ extension Database {
             if hidden == 1 { continue }
             let column: String = try row[1]
             columns.append(column)
-            if hidden == 2 || hidden == 3 { generatedColumns[column.lowercasedIdentifier] = hidden == 3 }
+            if hidden == 2 || hidden == 3 { generatedColumns[CaseInsensitiveName(column)] = hidden == 3 }
             let position: Int = try row[5]
             if position > 0 { keyColumns.append((position, column, try row[2])) }
         }

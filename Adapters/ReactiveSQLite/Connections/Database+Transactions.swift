@@ -140,7 +140,7 @@ extension Database {
     func makeWriteInReadAccessError(sql: String) -> DatabaseError {
         DatabaseError(
             resultCode: .SQLITE_READONLY,
-            message: "a read access cannot write: use write or writeWithoutTransaction",
+            message: "a read access cannot write, nor set PRAGMA query_only: use write or writeWithoutTransaction",
             sql: sql, connectionLabel: label)
     }
 }

@@ -35,6 +35,10 @@ public final class Database {
     /// role (`main`, `writer`, `reader.2`).
     public let label: String
 
+    /// Whether this is a `DatabaseQueue`'s connection (not one of a pool's,
+    /// nor the one that watches external changes).
+    let isQueueConnection: Bool
+
     /// The raw `sqlite3 *` handle; nil once closed.
     private(set) var connection: OpaquePointer?
 
@@ -50,16 +54,19 @@ public final class Database {
     /// writers (see `WriterYieldingVFS`); nil for SQLite's own busy timeout.
     let writerYielding: WriterYielding?
 
-    /// Whether the current access is a read (`DatabaseQueue.read`): a
-    /// statement that may write throws there, whatever `PRAGMA query_only`
-    /// says (the access's statements could turn it off).
+    /// Whether the current access is a read (`DatabaseQueue.read`), which
+    /// `PRAGMA query_only` keeps from writing: a statement that sets that
+    /// pragma throws there (it could turn it off, then write).
     var isReadOnlyAccess = false
 
     /// Whether the connection is closed, readable from any thread: statements
     /// released after the close finalize their handles under this lock.
     private let closedState = Mutex(false)
 
-    private var statementCache: [String: Statement] = [:]
+    /// Compiled statements by their SQL, byte for byte (two texts that
+    /// differ only by Unicode normalization, such as two spellings of a
+    /// quoted name, are two statements for SQLite).
+    private var statementCache: [ExactText: Statement] = [:]
     var schemaCache = SchemaCache()
 
     /// How records write their tables, by record type: a few plans per type,
@@ -134,6 +141,7 @@ public final class Database {
     ) throws {
         self.configuration = configuration
         self.label = configuration.label + "." + role
+        self.isQueueConnection = role == "queue"
         var handle: OpaquePointer?
         let flags = (readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX
@@ -461,12 +469,12 @@ public final class Database {
     /// - Complexity: Amortized O(1) after the first call (a hash of the SQL).
     public func cachedStatement(sql: String) throws -> Statement {
         checkAccess()
-        if let statement = statementCache[sql] {
+        if let statement = statementCache[ExactText(sql)] {
             if !statement.isBusy { return statement }
             return try makeStatement(sql: sql)
         }
         let statement = try makeStatement(sql: sql)
-        statementCache[sql] = statement
+        statementCache[ExactText(sql)] = statement
         return statement
     }
 

@@ -1,3 +1,5 @@
+import DatabaseRegions
+
 /// The schema information of one connection.
 ///
 /// It stays valid while the schema does not change. The connection's own
@@ -7,8 +9,9 @@
 /// against it at the start of each read access, before a table is looked up
 /// for the first time, and before a missing table is reported.
 struct SchemaCache {
-    /// Keyed by lowercased name; `.some(nil)` records a missing table.
-    var tables: [String: TableSchema?] = [:]
+    /// Keyed by name, as SQLite compares identifiers (bytes, not
+    /// `String.==`); `.some(nil)` records a missing table.
+    var tables: [CaseInsensitiveName: TableSchema?] = [:]
     /// The schema version the entries were read at; nil when unknown.
     var schemaVersion: Int32?
 }

@@ -1,3 +1,5 @@
+import DatabaseRegions
+
 /// What the package needs to know of a table or view: its columns and its
 /// primary key. Read with `PRAGMA table_list`, `table_xinfo` and `index_list`,
 /// cached per connection, and forgotten when the schema changes (see
@@ -23,9 +25,9 @@ struct TableSchema: Sendable {
     /// The columns `SELECT *` returns, in order, generated columns included
     /// (empty for a view).
     var columns: [String]
-    /// The generated columns (lowercased), with whether each one is STORED
+    /// The generated columns (by name, as SQLite compares identifiers), with whether each one is STORED
     /// (`true`) or VIRTUAL (`false`): `PRAGMA table_xinfo`'s `hidden` 3 or 2.
-    var generatedColumns: [String: Bool] = [:]
+    var generatedColumns: [CaseInsensitiveName: Bool] = [:]
     /// Whether the table is a virtual table (FTS, R*Tree, any module).
     var isVirtual = false
     var primaryKey: PrimaryKey

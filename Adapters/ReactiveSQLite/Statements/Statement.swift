@@ -298,9 +298,9 @@ public final class Statement {
     func step() throws -> Bool {
         let isFirstStep = !needsReset
         if isFirstStep {
-            // `PRAGMA query_only` can be turned off by the statements of the
-            // access: the access's own rule cannot.
-            if database.isReadOnlyAccess, !isReadOnly { throw database.makeWriteInReadAccessError(sql: sql) }
+            // The statements of a read access could turn `PRAGMA query_only`
+            // off, and then write: they cannot set it.
+            if database.isReadOnlyAccess, effects.setsQueryOnly { throw database.makeWriteInReadAccessError(sql: sql) }
             willStart()
         }
         needsReset = true

@@ -7,11 +7,11 @@
 ///
 /// Hashing and comparing read the UTF-8 bytes in place: wrapping a `String`
 /// to look it up in a dictionary allocates nothing.
-struct CaseInsensitiveName: Sendable {
+package struct CaseInsensitiveName: Sendable {
     /// The name as it was spelled when it was created.
-    let rawValue: String
+    package let rawValue: String
 
-    init(_ rawValue: String) {
+    package init(_ rawValue: String) {
         self.rawValue = rawValue
     }
 
@@ -93,7 +93,7 @@ extension CaseInsensitiveName {
 
 extension CaseInsensitiveName: Hashable {
     /// - Complexity: O(n), where n is the length of the shorter name in UTF-8 bytes.
-    static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         let count = lhs.rawValue.utf8.count
         guard count == rhs.rawValue.utf8.count else { return false }
         return withUTF8Bytes(of: lhs.rawValue) { lhsBytes in
@@ -113,7 +113,7 @@ extension CaseInsensitiveName: Hashable {
     /// Feeds the case-folded bytes to the hasher, eight at a time.
     ///
     /// - Complexity: O(n), where n is the length of the name in UTF-8 bytes.
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         Self.withUTF8Bytes(of: rawValue) { bytes in
             var word: UInt64 = 0
             var shift: UInt64 = 0
@@ -138,7 +138,7 @@ extension CaseInsensitiveName: Comparable {
     /// their `lowercased` forms sort.
     ///
     /// - Complexity: O(n), where n is the length of the shorter name in UTF-8 bytes.
-    static func < (lhs: Self, rhs: Self) -> Bool {
+    package static func < (lhs: Self, rhs: Self) -> Bool {
         for (lhsByte, rhsByte) in zip(lhs.rawValue.utf8, rhs.rawValue.utf8) {
             let lhsFolded = foldCase(lhsByte)
             let rhsFolded = foldCase(rhsByte)

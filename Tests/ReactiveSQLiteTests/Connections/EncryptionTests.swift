@@ -146,6 +146,24 @@ struct EncryptionTests {
         #expect(try queue.read { try Self.names.fetchAll($0) } == ["Arthur", "Barbara"])
     }
 
+    /// A pool's readers, and the connection that watches external changes,
+    /// would keep reading with the old key: refused, and the file keeps it.
+    @Test(arguments: [WriterKind.pool, .queue])
+    func changePassphraseRefusesConnectionsOthersShareTheKeyWith(kind: WriterKind) throws {
+        let database = try ShellDatabase(passphrase: "secret")
+        var configuration = Configuration()
+        configuration.observesExternalChanges = kind == .queue
+        let writer = try kind.open(database.path, passphrase: "secret", configuration: configuration)
+        defer { writer.close() }
+        let error = #expect(throws: DatabaseError.self) {
+            try writer.writeWithoutTransaction { db in try db.changePassphrase("other") }
+        }
+        #expect(error?.resultCode == .SQLITE_MISUSE)
+        #expect(error?.message?.contains("DatabaseQueue that does not observe external changes") == true)
+        #expect(try writer.read { try Self.names.fetchAll($0) } == ["Arthur", "Barbara"])
+        #expect(try database.shell(passphrase: "secret", sql: "SELECT count(*) FROM player;").output == "2\n")
+    }
+
     @Test func aNewFileIsCreatedEncrypted() throws {
         let test = try DatabaseKind.fileQueue.make(sql: "CREATE TABLE t (a); INSERT INTO t VALUES (42)")
         let path = try #require(test.path)

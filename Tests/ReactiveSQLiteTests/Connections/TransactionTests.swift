@@ -115,8 +115,17 @@ import Testing
             }
         }
         #expect(error?.resultCode == .SQLITE_READONLY)
-        #expect(error?.sql == "INSERT INTO t (name) VALUES ('a')")
+        #expect(error?.sql == "PRAGMA query_only = 0")
         #expect(try test.writer.count("t") == 0)
+        // Reading the pragma, or any other, is a read.
+        #expect(try await test.writer.read { db in try SQLRequest<Int>(sql: "PRAGMA query_only").fetchOne(db) } == 1)
+        #expect(try await test.writer.read { db in try SQLRequest<Int>(sql: "PRAGMA user_version").fetchOne(db) } == 0)
+        // The statement compiled in a write access, from the cache, is refused too.
+        try await test.writer.writeWithoutTransaction { db in try db.cachedStatement(sql: "PRAGMA query_only = 0").execute() }
+        let cached = databaseError {
+            try test.writer.read { db in try db.cachedStatement(sql: "PRAGMA query_only = 0").execute() }
+        }
+        #expect(cached?.resultCode == .SQLITE_READONLY)
         // The next read starts read-only again, and writes work after it.
         let again = databaseError {
             try test.writer.read { db in try db.execute(sql: "DELETE FROM t") }

@@ -1,5 +1,8 @@
 import DatabaseTestSupport
+import Dispatch
+import Foundation
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// The row a record decodes from during a fetch reuses one buffer of values
@@ -92,5 +95,40 @@ import Testing
         // Read on another thread than the one that decoded them.
         let firstRows = await Task.detached { first.inserted.compactMap(\.row).map(\.description) }.value
         #expect(firstRows == [Self.expectedRows[1].description, Self.expectedRows[3].description])
+    }
+
+    /// A record whose `init(row:)` hands its row to another thread, which
+    /// reads it at once, then takes longer than a second to return.
+    struct SlowHandOff: FetchableRecord, TableRecord, Sendable {
+        static let databaseTableName = "player"
+        /// What the other thread read.
+        static let reads = Locked<[String]>([])
+        static let readsDone = DispatchSemaphore(value: 0)
+        var id: Int64
+        init(row: Row) throws {
+            id = try row["id"]
+            let readStarts = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                readStarts.signal()
+                // Waits for init(row:) to return: the row is the statement's until then.
+                let name: String? = try? row["name"]
+                Self.reads.withLock { $0.append(name ?? "?") }
+                Self.readsDone.signal()
+            }
+            readStarts.wait()
+            // Slow, but correct: longer than the second after which the
+            // read used to stop the program.
+            Thread.sleep(forTimeInterval: 1.2)
+        }
+    }
+
+    @Test func aRowReadOnAnotherThreadWaitsForASlowInitRowToReturn() throws {
+        let test = try DatabaseKind.inMemoryQueue.make(sql: Self.schemaSQL)
+        let records = try test.writer.read { db in
+            try SQLRequest<SlowHandOff>(sql: "SELECT * FROM player WHERE id = 2").fetchAll(db)
+        }
+        #expect(records.map(\.id) == [2])
+        #expect(SlowHandOff.readsDone.wait(timeout: .now() + 30) == .success)
+        #expect(SlowHandOff.reads.value == ["Barbara"])
     }
 }
