@@ -45,6 +45,13 @@ package struct TableBTree: Sendable {
     /// The overflow pages of the tree's rows.
     package var overflowPages: Set<UInt32> { Set(overflowOwners.keys) }
 
+    /// Whether `page` is one of the tree's: an interior, leaf or overflow page.
+    ///
+    /// - Complexity: O(1).
+    package func owns(page: UInt32) -> Bool {
+        nodes[page] != nil || overflowOwners[page] != nil
+    }
+
     /// Reads the whole tree from its root.
     ///
     /// - Parameters:

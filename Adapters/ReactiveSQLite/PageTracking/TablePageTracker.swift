@@ -19,8 +19,9 @@
 /// the log restarted once and no commit was lost with the previous one
 /// (the wal-index change counter counts commits, and the frames read
 /// must hold as many commit frames). A schema
-/// change, a log it cannot read, or more written pages than half the
-/// tree's give nil. Pages are read through SQLite's own file handles: from
+/// change, a log it cannot read, or more written pages of the table than
+/// half its tree's (pages of other tables and indexes do not count) give
+/// nil. Pages are read through SQLite's own file handles: from
 /// the latest frame of the page in the snapshot while the log is not
 /// copied back, else from the database file (which a checkpoint does not
 /// change past the frames of a running read transaction).
@@ -122,7 +123,11 @@ package struct TablePageTracker: Sendable {
         // Every commit since the previous state is in the frames read (a
         // commit made before a restart of the log is not).
         guard snapshot.changeCounter &- previous.changeCounter == UInt32(advance.commits) else { return nil }
-        guard advance.pages.count <= max(64, tree.pageCount / 2) else { return nil }
+        // Pages of other tables and indexes cost nothing here: only the
+        // tree's own written pages count (new pages of the tree are reached
+        // from written ones, and read with the rows they hold).
+        let writtenTablePages = advance.pages.count { tree.owns(page: $0) }
+        guard writtenTablePages <= max(64, tree.pageCount / 2) else { return nil }
         do {
             if advance.pages.contains(1) {
                 let first = try page(1, in: db, snapshot: snapshot)

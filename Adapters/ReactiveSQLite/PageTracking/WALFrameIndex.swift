@@ -22,6 +22,10 @@ package struct WALFrameIndex: Sendable {
 
     /// Reads the frames up to `header.lastFrame`.
     ///
+    /// All or nothing: when it throws, the index is as it was before the
+    /// call (no frame of the failed advance is recorded, so no page goes
+    /// unreported by a later call).
+    ///
     /// - Returns: The pages of the frames read and their commits; when the
     ///   log restarted since the last call (new salts), those of the new
     ///   generation, from its first frame.
@@ -29,26 +33,35 @@ package struct WALFrameIndex: Sendable {
     ///   `TablePageError` when it does not hold what the header says (no
     ///   such frame, or a frame of another generation).
     package mutating func advance(to header: WALIndexHeader, in db: Database) throws -> Advance {
-        if header.salts != salts || header.pageSize != pageSize || header.lastFrame < indexedFrames {
+        let restarts = header.salts != salts || header.pageSize != pageSize || header.lastFrame < indexedFrames
+        let firstFrame = restarts ? 1 : indexedFrames + 1
+        // The frames' pages are read first, and recorded once all are read.
+        var pages: [UInt32] = []
+        var advance = Advance()
+        var frame = firstFrame
+        while frame <= header.lastFrame {
+            guard let bytes = try db.readStoredFile(
+                .journal, offset: Self.offset(of: frame, pageSize: header.pageSize), count: 24),
+                bytes[8..<16].elementsEqual(header.salts)
+            else {
+                throw TablePageError()
+            }
+            let page = Self.bigEndian(bytes, 0)
+            pages.append(page)
+            advance.pages.insert(page)
+            if Self.bigEndian(bytes, 4) != 0 { advance.commits += 1 }
+            frame += 1
+        }
+        if restarts {
             salts = header.salts
             pageSize = header.pageSize
             indexedFrames = 0
             latestFrames.removeAll(keepingCapacity: true)
         }
-        var advance = Advance()
-        while indexedFrames < header.lastFrame {
-            let frame = indexedFrames + 1
-            guard let bytes = try db.readStoredFile(.journal, offset: offset(of: frame), count: 24),
-                bytes[8..<16].elementsEqual(salts)
-            else {
-                throw TablePageError()
-            }
-            let page = Self.bigEndian(bytes, 0)
-            latestFrames[page] = frame
-            advance.pages.insert(page)
-            if Self.bigEndian(bytes, 4) != 0 { advance.commits += 1 }
-            indexedFrames = frame
+        for (offset, page) in pages.enumerated() {
+            latestFrames[page] = firstFrame + UInt32(offset)
         }
+        indexedFrames = header.lastFrame
         return advance
     }
 
@@ -59,6 +72,10 @@ package struct WALFrameIndex: Sendable {
 
     /// The offset of a frame's header in the log.
     package func offset(of frame: UInt32) -> Int64 {
+        Self.offset(of: frame, pageSize: pageSize)
+    }
+
+    private static func offset(of frame: UInt32, pageSize: Int) -> Int64 {
         32 + Int64(frame - 1) * Int64(24 + pageSize)
     }
 

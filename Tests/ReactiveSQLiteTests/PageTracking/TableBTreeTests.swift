@@ -76,6 +76,67 @@ import Testing
         }
     }
 
+    /// An advance that fails midway (a header that names frames the log
+    /// does not hold) records nothing: the next advance reports every
+    /// page written since the last one that succeeded.
+    @Test func anAdvanceThatFailsRecordsNoFrame() throws {
+        let test = try Self.makeDatabase()
+        try test.writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            var frames = WALFrameIndex()
+            try db.execute(sql: "UPDATE item SET score = -1 WHERE id = 3")
+            let firstBytes = try #require(try db.walIndexBytes(count: WALIndexHeader.byteCount))
+            let first = try #require(WALIndexHeader(bytes: firstBytes))
+            _ = try frames.advance(to: first, in: db)
+            try db.execute(sql: "UPDATE item SET score = -2 WHERE id = 4500; UPDATE item SET score = -3 WHERE id = 8997")
+            let secondBytes = try #require(try db.walIndexBytes(count: WALIndexHeader.byteCount))
+            let second = try #require(WALIndexHeader(bytes: secondBytes))
+            #expect(second.lastFrame > first.lastFrame + 1)
+            var beyond = second
+            beyond.lastFrame += 3
+            #expect(throws: TablePageError.self) { try frames.advance(to: beyond, in: db) }
+            #expect(frames.indexedFrames == first.lastFrame)
+            let advance = try frames.advance(to: second, in: db)
+            #expect(advance.commits == 2)
+            var expected = WALFrameIndex()
+            let all = try expected.advance(to: second, in: db)
+            let firstPages = try expected.advance(to: first, in: db).pages
+            // Every page of the two later commits, read once the log is whole.
+            #expect(advance.pages.isSubset(of: all.pages))
+            #expect(advance.pages.union(firstPages) == all.pages)
+            #expect(!advance.pages.isEmpty)
+        }
+    }
+
+    /// The full-refresh threshold counts the watched table's pages only: a
+    /// commit that writes hundreds of pages of another table and one row
+    /// of the watched one stays incremental.
+    @Test func pagesWrittenToOtherTablesDoNotMakeTheTrackerGiveUp() throws {
+        let test = try Self.makeDatabase()
+        try test.writer.writeWithoutTransaction { db in
+            var tracker = try #require(try TablePageTracker(table: "item", in: db))
+            try tracker.start(db, snapshot: try TablePageTracker.beginSnapshot(db))
+            try db.execute(sql: "COMMIT")
+            #expect(tracker.isStarted)
+            try db.execute(sql: """
+                BEGIN;
+                UPDATE item SET score = -1 WHERE id = 4500;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+                INSERT INTO other SELECT randomblob(900) FROM n;
+                COMMIT;
+                """)
+            let snapshot = try TablePageTracker.beginSnapshot(db)
+            defer { try? db.execute(sql: "COMMIT") }
+            // More pages than the tree's half, and than 64: all of `other`.
+            let bytes = try #require(try db.walIndexBytes(count: WALIndexHeader.byteCount))
+            var frames = WALFrameIndex()
+            let header = try #require(WALIndexHeader(bytes: bytes))
+            #expect(try frames.advance(to: header, in: db).pages.count > 400)
+            let changes = try #require(try tracker.changes(db, snapshot: snapshot))
+            #expect(changes.rowIDs.contains(4500))
+        }
+    }
+
     static func readTreeAfterCheckpoint(_ db: Database) throws -> TableBTree {
         try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         return try readTree(db)
