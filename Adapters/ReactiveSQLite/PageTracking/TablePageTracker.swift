@@ -15,10 +15,10 @@
 ///
 /// It knows the changes when every commit since the previous snapshot is
 /// in the log: the frames after the previous snapshot's last frame, in the
-/// same generation of the log, or the frames of the next generation when
-/// the log restarted once and no commit was lost with the previous one
-/// (the wal-index change counter counts commits, and the frames read
-/// must hold as many commit frames). A schema
+/// same generation of the log, or the frames of a later generation when
+/// no commit was lost with the earlier ones (the wal-index change counter
+/// counts commits, and the frames read must hold as many commit frames),
+/// whoever restarted the log and whatever its new salts. A schema
 /// change, a log it cannot read, or more written pages of the table than
 /// half its tree's (pages of other tables and indexes do not count) give
 /// nil. Pages are read through SQLite's own file handles: from
@@ -111,9 +111,14 @@ package struct TablePageTracker: Sendable {
     package mutating func changes(_ db: Database, snapshot: WALIndexHeader?) throws -> Changes? {
         guard let snapshot, let previous = self.snapshot, var tree else { return nil }
         if snapshot.state == previous.state { return Changes() }
-        let sameGeneration = snapshot.salts == previous.salts
-        guard sameGeneration ? snapshot.lastFrame >= previous.lastFrame : snapshot.saltsFollowOneRestart(of: previous)
-        else { return nil }
+        // A restarted log has new salts: the first one plus one when the
+        // connection that restarts it restarted it before, random ones
+        // otherwise (its first restart, such as the first commit after a
+        // `wal_checkpoint(TRUNCATE)` by a new connection). Either way the
+        // frames read below are those of the new generation, from its
+        // first one, and the commit count tells whether they hold every
+        // commit since the previous state.
+        if snapshot.salts == previous.salts, snapshot.lastFrame < previous.lastFrame { return nil }
         let advance: WALFrameIndex.Advance
         do {
             advance = try frames.advance(to: snapshot, in: db)

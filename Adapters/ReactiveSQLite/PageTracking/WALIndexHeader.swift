@@ -56,11 +56,4 @@ package struct WALIndexHeader: Equatable, Sendable {
         salts = Array(bytes[32..<40])
         backfilledFrames = word(96)
     }
-
-    /// Whether `self` is the state that follows exactly one restart of the
-    /// log after `previous`: SQLite increments the first salt by one.
-    package func saltsFollowOneRestart(of previous: WALIndexHeader) -> Bool {
-        func bigEndian(_ bytes: ArraySlice<UInt8>) -> UInt32 { bytes.reduce(0) { $0 << 8 | UInt32($1) } }
-        return bigEndian(salts[0..<4]) == bigEndian(previous.salts[0..<4]) &+ 1
-    }
 }
