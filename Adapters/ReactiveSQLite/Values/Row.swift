@@ -13,6 +13,12 @@
 ///
 /// Two rows are equal when they have the same column names in the same order
 /// and equal raw values (see `DatabaseValue` for the comparison of values).
+///
+/// A record's `init(row:)` may keep its row, or hand it to another thread:
+/// the row keeps its values whatever the fetch does next. Read on another
+/// thread before `init(row:)` returns, it waits until `init(row:)` returns,
+/// however long that takes; so `init(row:)` must not wait for such a read
+/// (the two threads would wait for each other, as with two locks).
 public struct Row: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline var storage: Storage
     /// The address of the `StatementRow` of `storage`, or 0: reads go

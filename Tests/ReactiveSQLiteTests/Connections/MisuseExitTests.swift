@@ -248,26 +248,6 @@ import TestSupport
         #expect(count == 2)
     }
 
-    @Test func readingARowOnAnotherThreadWhileItsRecordDecodesTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            armExitTestWatchdog(exitCode: EXIT_SUCCESS)
-            /// Reads its row on another thread, and waits for it.
-            struct Sender: FetchableRecord {
-                init(row: Row) throws {
-                    let done = DispatchSemaphore(value: 0)
-                    Thread.detachNewThread {
-                        _ = try? row[0] as Int64
-                        done.signal()
-                    }
-                    done.wait()
-                }
-            }
-            let queue = try DatabaseQueue()
-            _ = try queue.read { db in try SQLRequest<Sender>(sql: "SELECT 1").fetchAll(db) }
-        }
-        expectMessage(result, "A Row was read on another thread")
-    }
-
     @Test func aNonPositiveExternalChangePollIntervalTraps() async throws {
         // The parent owns the directory: a child that traps cannot remove it.
         let directory = try TemporaryDirectory()
