@@ -88,6 +88,32 @@ import TestSupport
         }
     }
 
+    /// The cause of the streams lost under load (issue 29): a client
+    /// disconnected after its socket was closed shut down whatever socket
+    /// had taken its number since, another client's, whose stream then
+    /// ended after its first event. A disconnect after the close now does
+    /// nothing.
+    @Test func disconnectingAClosedClientLeavesTheSocketThatReusedItsNumberAlone() async throws {
+        let database = try DatabaseKind.fileQueue.make(sql: playersSQL)
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.leaderboard])
+        try await withLiveServer(server) { port, _ in
+            let expected = try freshReplica(database.writer, sql: Self.leaderboard.sql, keys: ["id"], isOrdered: true)
+            let first = try SSEClient(port: port, path: "/live/leaderboard", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+            _ = try await waitForReplica(first, toEqual: expected)
+            first.disconnect()
+            #expect(await first.wait(until: { $0.isClosed }) != nil)
+            let second = try SSEClient(port: port, path: "/live/leaderboard", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+            defer { second.disconnect() }
+            _ = try await waitForReplica(second, toEqual: expected)
+            // Usually the same number: the lowest free one.
+            first.disconnect()
+            try database.writer.writeSQL("UPDATE player SET score = 7 WHERE id = 1")
+            let after = try await waitForReplica(
+                second, toEqual: try freshReplica(database.writer, sql: Self.leaderboard.sql, keys: ["id"], isOrdered: true))
+            #expect(after.closeReason == nil)
+        }
+    }
+
     @Test func aClientThatResumesFromTheLatestEventIsSentNothingUntilTheNextChange() async throws {
         let database = try DatabaseKind.fileQueue.make(sql: playersSQL)
         let server = try LiveQueryServer(reader: database.writer, queries: [Self.leaderboard])

@@ -37,7 +37,15 @@ public final class SSEClient: Sendable {
     }
 
     public let state: ObservedState<Stream>
-    private let descriptor: Int32
+    /// The socket, while it is open: the reading thread closes it and sets
+    /// nil under the lock, and `disconnect()` shuts it down under the same
+    /// lock, only while it is open. (Shut down after its close, the number
+    /// may name another socket of the process by then, the lowest free
+    /// number being reused: another client's stream would end, seen as
+    /// "end of stream" after its first event.)
+    private let openDescriptor: Locked<Int32?>
+    /// The socket's number, for tests that check its reuse.
+    public let socketNumber: Int32
 
     /// Connects to `127.0.0.1:port` and requests `path`.
     public init(
@@ -46,7 +54,7 @@ public final class SSEClient: Sendable {
     ) throws {
         let state = ObservedState(Stream(replica: replica))
         self.state = state
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw SSEClientError("socket: errno \(errno)") }
         if readPause != nil {
             var size: Int32 = 8192
@@ -74,7 +82,9 @@ public final class SSEClient: Sendable {
             Glibc.close(descriptor)
             throw SSEClientError("could not send the request")
         }
-        self.descriptor = descriptor
+        let openDescriptor = Locked<Int32?>(descriptor)
+        self.openDescriptor = openDescriptor
+        socketNumber = descriptor
         let thread = Thread {
             var reader = ResponseReader(state: state)
             var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 8192)
@@ -94,15 +104,23 @@ public final class SSEClient: Sendable {
                     usleep(UInt32(nanoseconds / 1000))
                 }
             }
+            openDescriptor.withLock { open in
+                Glibc.close(descriptor)
+                open = nil
+            }
             state.update { $0.isClosed = true }
-            Glibc.close(descriptor)
         }
         thread.start()
     }
 
-    /// Ends the connection (the reading thread closes the socket).
+    /// Ends the connection (the reading thread closes the socket); nothing
+    /// once the socket is closed.
     public func disconnect() {
-        shutdown(descriptor, Int32(SHUT_RDWR))
+        openDescriptor.withLock { open in
+            guard let descriptor = open else { return }
+            state.update { $0.closeReason = $0.closeReason ?? "disconnected by the client" }
+            shutdown(descriptor, Int32(SHUT_RDWR))
+        }
     }
 
     /// Waits until `condition` holds for the stream; nil after `timeout`.

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import ReactiveSQLite
+import TestSupport
 import Testing
 
 /// A record fetched by `fetchAll`, `fetchOne` or a cursor decodes from a row
@@ -173,8 +174,13 @@ import Testing
 }
 
 /// Strings appended from several threads.
+///
+/// Behind `Locked` (an `NSLock`, a pthread mutex, which the thread sanitizer
+/// intercepts), not `Synchronization.Mutex`, whose futex-based lock the
+/// sanitizer did not take for synchronization on Linux: it reported two
+/// appends made under it as a race (a CI rehearsal, issue 29).
 final class LockedStrings: Sendable {
-    private let strings = Mutex<[String]>([])
+    private let strings = Locked<[String]>([])
     func append(_ string: String) { strings.withLock { $0.append(string) } }
     func removeAll() { strings.withLock { $0.removeAll() } }
     func sorted() -> [String] { strings.withLock { $0.sorted() } }
