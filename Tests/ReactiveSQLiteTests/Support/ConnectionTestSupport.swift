@@ -8,11 +8,15 @@ import Testing
 // Helpers of the connection, transaction, statement and error tests.
 // Threads meet through semaphores with bounded waits: a wait that times out
 // fails the test instead of hanging it, and no sleep decides an outcome.
+// Shared state is behind `Locked` (an `NSLock`, a pthread mutex, which the
+// thread sanitizer intercepts), not `Synchronization.Mutex`, whose futex the
+// sanitizer did not take for synchronization on Linux (it reported the
+// gauge's counts, changed under the lock, as raced).
 
 
 /// The result of a block run on a thread outside of Swift concurrency's pool.
 final class ThreadResult<Value: Sendable>: Sendable {
-    private let result = Mutex<Result<Value, any Error>?>(nil)
+    private let result = Locked<Result<Value, any Error>?>(nil)
     private let done = Gate()
 
     /// Runs `body` on a thread of its own: neither a cooperative thread nor
@@ -44,7 +48,12 @@ final class ThreadResult<Value: Sendable>: Sendable {
 
 /// Counts the closures running at once and remembers the largest count.
 final class ConcurrencyGauge: Sendable {
-    private let counts = Mutex((current: 0, maximum: 0))
+    private let counts = Locked<Counts>(Counts())
+
+    struct Counts: Sendable {
+        var current = 0
+        var maximum = 0
+    }
 
     /// Runs `body` as one of the concurrent runs.
     func measure<T>(_ body: () throws -> T) rethrows -> T {
@@ -62,7 +71,7 @@ final class ConcurrencyGauge: Sendable {
 
 /// A thread-safe counter.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
     /// Adds one and returns the new value.
     @discardableResult func increment() -> Int { value.withLock { $0 += 1; return $0 } }
     /// The current value.
