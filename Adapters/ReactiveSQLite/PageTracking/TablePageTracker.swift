@@ -41,8 +41,7 @@ package struct TablePageTracker: Sendable {
 
     /// A tracker of `table`; nil when the database is not in WAL mode.
     package init?(table: String, in db: Database) throws {
-        let mode = try SQLRequest<String>(sql: "PRAGMA journal_mode").fetchOne(db)
-        guard mode?.lowercased() == "wal" else { return nil }
+        guard try db.isInWALMode() else { return nil }
         self.table = table
     }
 
