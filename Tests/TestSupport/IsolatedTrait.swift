@@ -13,7 +13,7 @@ extension Trait where Self == ConditionTrait {
     ///   and their bounded waits then fail.
     ///
     /// `swift test` skips them; `.ci/run` runs each group alone, with
-    /// `REACTIVESQLITE_ISOLATED_TESTS=1 swift test --filter "ConcurrencyTests|DatabasePoolTests|ExternalPageChangesTests"`,
+    /// `REACTIVESQLITE_ISOLATED_TESTS=1 swift test --filter "ConcurrencyTests|DatabasePoolTests"`,
     /// then `--filter WritersBesideTheWatchTests` alone,
     /// and `REACTIVESQLITE_ISOLATED_TESTS=1 swift test --filter "LeakTests|MisuseExitTests"`
     /// (the exit tests in debug and release builds). `.ci/run` refuses an

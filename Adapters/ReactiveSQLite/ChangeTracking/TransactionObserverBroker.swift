@@ -215,6 +215,14 @@ final class TransactionObserverBroker {
         rollbackIsPending = isObserving
     }
 
+    /// Forgets the rollback of a transaction that the library ran for
+    /// itself, outside any transaction of the user's, and that changed
+    /// nothing observable (see `Database.yieldingToWriters(_:)`): no
+    /// observer hears of it.
+    func forgetInternalRollback() {
+        rollbackIsPending = false
+    }
+
     /// A row event, from either hook: marks the observations it concerns
     /// (or those `markedEvent` concerns, when given), and hands the event to
     /// the user observers that asked for it.

@@ -104,9 +104,10 @@ public struct Configuration: Sendable {
     /// other connections, so that a watch does not make their commits fail
     /// (a writer without a busy timeout fails when a reader holds a shared
     /// lock as it commits): in rollback-journal mode, a read waits while
-    /// another connection holds a RESERVED lock, and an observation's fetch
-    /// that such a writer meets stops and runs again after the commit.
-    /// <doc:ExternalChanges> explains the mechanism and its costs.
+    /// another connection holds a RESERVED lock, and the observations'
+    /// fetches and polls take no lock at all: they read, then check that no
+    /// writer was at work meanwhile, and run again after the commit of one
+    /// that was. <doc:ExternalChanges> explains the mechanism and its costs.
     public var observesExternalChanges: Bool = false
 
     /// How often external changes are looked for, when

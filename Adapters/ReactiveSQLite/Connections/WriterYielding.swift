@@ -134,30 +134,95 @@ final class WriterYielding {
 }
 
 extension Database {
-    /// Runs `body`, a read (such as an observation's fetch), and runs it
-    /// again when it was interrupted because another connection started to
-    /// write, on a connection that yields to writers (see `WriterYielding`);
-    /// on other connections, and inside a transaction, it just runs `body`.
+    /// Runs `body`, a read (such as an observation's fetch), on a
+    /// connection that yields to writers (see `WriterYielding`), and runs it
+    /// again when it may have disturbed a writer or met one; on other
+    /// connections, and inside a transaction, it just runs `body`.
+    ///
+    /// In rollback-journal mode, its shared locks are optimistic (see
+    /// "Reads without a lock" in `WriterYieldingVFS`): no writer meets its
+    /// reads. A run whose reads may have met a writer is thrown away, with
+    /// its result or its error, the pages it read, and SQLite's copy of the
+    /// schema when the schema may have changed; the next run waits for the
+    /// writer. Elsewhere its reads take their locks, and the progress
+    /// handler interrupts them when a writer starts.
     ///
     /// `body` must be a read that may run several times: its effects are
-    /// those of its last run. After 100 interruptions, it runs without
-    /// yielding (a writer that never stops would starve it).
+    /// those of its last run. After 100 runs thrown away, it runs with
+    /// real locks, without yielding (a writer that never stops would
+    /// starve it).
     package func yieldingToWriters<T>(_ body: () throws -> T) throws -> T {
         guard let yielding = writerYielding, !isInsideTransaction, yielding.scopeDepth == 0 else { return try body() }
-        var interruptions = 0
+        let cycle = mainFileSharedLockCycle()
+        var discardedRuns = 0
         while true {
-            if interruptions < 100 { yielding.scopeDepth += 1 }
-            defer {
-                yielding.scopeDepth = 0
-                yielding.didInterrupt = false
+            let yields = discardedRuns < 100
+            if yields { yielding.scopeDepth += 1 }
+            cycle?.allowsOptimism = yields
+            cycle?.metWriter = false
+            cycle?.schemaMayHaveChanged = false
+            let result = Result { try body() }
+            yielding.scopeDepth = 0
+            let interrupted = yielding.didInterrupt
+            yielding.didInterrupt = false
+            let endCode = cycle?.endScope(timeout: configuration.busyTimeout) ?? SQLITE_OK
+            if let cycle, cycle.metWriter {
+                discardReads(schemaMayHaveChanged: cycle.schemaMayHaveChanged, of: cycle)
+                discardedRuns += 1
+                continue
             }
-            do {
-                return try body()
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && yielding.didInterrupt {
+            switch result {
+            case .failure(let error as DatabaseError) where error.resultCode == .SQLITE_INTERRUPT && interrupted:
                 // The interrupted read may have left its transaction open.
                 rollbackIfInsideTransaction()
-                interruptions += 1
+                discardedRuns += 1
+            case .failure(let error):
+                throw error
+            case .success(let value):
+                try check(endCode)
+                return value
             }
+        }
+    }
+
+    /// The shared-lock cycle of the main database file, when
+    /// `WriterYieldingVFS` opened it.
+    func mainFileSharedLockCycle() -> SharedLockCycle? {
+        var pointer: UnsafeMutableRawPointer?
+        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &pointer) == SQLITE_OK,
+            let file = pointer?.assumingMemoryBound(to: sqlite3_file.self)
+        else { return nil }
+        return WriterYieldingVFS.cycle(ofMainFile: file)
+    }
+
+    /// Throws away what a run that may have met a writer read: its
+    /// transaction, SQLite's copy of the pages it read, and SQLite's copy of
+    /// the schema when it may mix two states.
+    func discardReads(schemaMayHaveChanged: Bool, of cycle: SharedLockCycle) {
+        rollbackIfInsideTransaction()
+        // SQLITE_FCNTL_RESET_CACHE (SQLite 3.44 and later, and some
+        // earlier builds); else the VFS makes the next reading of the
+        // file's version differ, which drops the pages too.
+        let resetCache: Int32 = 42
+        if sqlite3_file_control(connection, "main", resetCache, nil) != SQLITE_OK {
+            cycle.forgetsPages = true
+        }
+        if schemaMayHaveChanged {
+            // A transaction that changes the temporary schema and rolls
+            // back makes SQLite forget every schema of the connection,
+            // which it reads again when it next needs it: the one way that
+            // works on every SQLite we run on (`PRAGMA writable_schema =
+            // RESET` is missing from SQLCipher's). It takes no lock on the
+            // main database. `query_only` would refuse the temporary table:
+            // lifted for the time of it.
+            let isQueryOnly = (try? SQLRequest<Bool>(sql: "PRAGMA query_only").fetchOne(self)) == true
+            if isQueryOnly { sqlite3_exec(connection, "PRAGMA query_only = 0", nil, nil, nil) }
+            sqlite3_exec(
+                connection, "BEGIN; CREATE TEMP TABLE reactivesqlite_schema_reset(x); ROLLBACK", nil, nil, nil)
+            // A statement that failed midway leaves the transaction open.
+            if sqlite3_get_autocommit(connection) == 0 { sqlite3_exec(connection, "ROLLBACK", nil, nil, nil) }
+            if isQueryOnly { sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil) }
+            observationBroker.forgetInternalRollback()
         }
     }
 }

@@ -41,6 +41,45 @@ internal import CSQLite
 ///
 /// Only the main database file is wrapped; journals, logs and temporary
 /// files are the default VFS's own.
+///
+/// **Reads without a lock.** The check above leaves a window: a reader
+/// that was checked, took its lock, and was then descheduled for some
+/// milliseconds still holds the lock when a writer that started meanwhile
+/// commits (measured: about one update in 2 000 of a shell loop failed).
+/// No check made before a lock can close it. So inside
+/// `Database.yieldingToWriters(_:)` on a file in rollback mode, a shared
+/// lock is *optimistic* (see `SharedLockCycle`): the file reports it taken
+/// without taking it, and the connection reads without any lock, which no
+/// writer can meet. The read is then validated: when the lock is released
+/// (or raised), no writer may have been active between its start and its
+/// end. A writer is active from its RESERVED lock to the end of its
+/// transaction, and every write of the database file, a commit's, a cache
+/// spill's, a hot journal's rollback, happens while it is active, or
+/// leaves a hot journal behind; a commit also changes the first page (the
+/// change counter; SQLCipher writes the whole page anew). So the cycle
+/// reads the first 100 bytes of the file, then checks that no one holds
+/// RESERVED and that no journal is live (hot or in use), then the
+/// connection reads; at the end it checks RESERVED and the journal again,
+/// then reads the first bytes, which must be those it began with. A writer
+/// active at either check is seen there; one whose whole activity fell
+/// between the checks changed the first bytes in between; one done before
+/// the first check wrote nothing the reads could see half-done. A read
+/// that fails the validation is thrown away, its pages with it
+/// (`SQLITE_FCNTL_RESET_CACHE`, and `PRAGMA writable_schema = RESET` when
+/// the schema may have changed), and runs again: the writer it met has
+/// committed by then, or its next shared lock waits for it. SQLite never
+/// sees a page half-written without knowing: the pages it read go when the
+/// read goes, and an error it met on them (a malformed page) is thrown
+/// away with the read.
+///
+/// A cycle takes the real lock, and is validated first, when the
+/// connection asks for more than SHARED (a hot journal to roll back, a
+/// write) or uses the file's wal-index (the file is in WAL mode: readers
+/// never block writers there, and the first page does not change at each
+/// commit, so WAL files never read without a lock), and when a scope ends
+/// with the lock still held (`PRAGMA locking_mode = EXCLUSIVE`). Memory-
+/// mapped reads are refused while a lock is optimistic (SQLite then reads
+/// with `xRead`): a writer that shrinks the file would make them fault.
 
 enum WriterYieldingVFS {
     /// The name the VFS is registered under, or nil when it could not be
@@ -49,9 +88,11 @@ enum WriterYieldingVFS {
 
     /// Where, in a wrapped file, the pointer to the default VFS's file is.
     private static let innerPointerOffset = MemoryLayout<sqlite3_file>.stride
+    /// Where the wrapped file's `SharedLockCycle` is (retained until `xClose`).
+    private static let cyclePointerOffset = innerPointerOffset + MemoryLayout<UnsafeMutableRawPointer>.stride
     /// Where the wrapped file's methods are (a copy of the default file's,
     /// with forwarding functions).
-    private static let methodsOffset = innerPointerOffset + MemoryLayout<UnsafeMutableRawPointer>.stride
+    private static let methodsOffset = cyclePointerOffset + MemoryLayout<UnsafeMutableRawPointer>.stride
     /// Where the default VFS's file starts, aligned for any C object.
     private static let innerFileOffset =
         (methodsOffset + MemoryLayout<sqlite3_io_methods>.stride + 15) / 16 * 16
@@ -88,6 +129,9 @@ enum WriterYieldingVFS {
                 return code
             }
             outer.storeBytes(of: inner, toByteOffset: WriterYieldingVFS.innerPointerOffset, as: UnsafeMutablePointer<sqlite3_file>.self)
+            let journalPath = path.map { String(cString: $0) + "-journal" }
+            let cycle = Unmanaged.passRetained(SharedLockCycle(file: inner, journalPath: journalPath))
+            outer.storeBytes(of: cycle.toOpaque(), toByteOffset: WriterYieldingVFS.cyclePointerOffset, as: UnsafeMutableRawPointer.self)
             let methods = (outer + WriterYieldingVFS.methodsOffset).bindMemory(to: sqlite3_io_methods.self, capacity: 1)
             methods.initialize(to: WriterYieldingVFS.forwardingMethods(of: innerMethods.pointee))
             file.pointee.pMethods = UnsafePointer(methods)
@@ -109,6 +153,23 @@ enum WriterYieldingVFS {
         file.pointee.pMethods.unsafelyUnwrapped.pointee
     }
 
+    /// The shared-lock cycle of a wrapped file.
+    @inline(__always)
+    fileprivate static func cycle(_ file: UnsafeMutablePointer<sqlite3_file>?) -> SharedLockCycle {
+        Unmanaged<SharedLockCycle>.fromOpaque(
+            UnsafeMutableRawPointer(file!).load(fromByteOffset: cyclePointerOffset, as: UnsafeMutableRawPointer.self)
+        ).takeUnretainedValue()
+    }
+
+    /// The shared-lock cycle of `file`, the main database file of a
+    /// connection, when this VFS wrapped it; nil otherwise.
+    static func cycle(ofMainFile file: UnsafeMutablePointer<sqlite3_file>) -> SharedLockCycle? {
+        guard let methods = file.pointee.pMethods,
+            UnsafeRawPointer(methods) == UnsafeRawPointer(UnsafeMutableRawPointer(file) + methodsOffset)
+        else { return nil }
+        return cycle(file)
+    }
+
     /// The methods of a wrapped file: each calls the default file's method
     /// of the same name on the default file, but `xLock`, which yields to
     /// a writer first. Of the same version as `base`, with the same
@@ -117,11 +178,14 @@ enum WriterYieldingVFS {
         var methods = base
         methods.xClose = { file in
             let inner = WriterYieldingVFS.inner(file)
-            return WriterYieldingVFS.methods(inner).xClose!(inner)
+            let code = WriterYieldingVFS.methods(inner).xClose!(inner)
+            Unmanaged<SharedLockCycle>.fromOpaque(
+                UnsafeMutableRawPointer(file!).load(fromByteOffset: WriterYieldingVFS.cyclePointerOffset, as: UnsafeMutableRawPointer.self)
+            ).release()
+            return code
         }
         methods.xRead = { file, buffer, count, offset in
-            let inner = WriterYieldingVFS.inner(file)
-            return WriterYieldingVFS.methods(inner).xRead!(inner, buffer, count, offset)
+            WriterYieldingVFS.cycle(file).read(buffer, count: count, offset: offset)
         }
         methods.xWrite = { file, buffer, count, offset in
             let inner = WriterYieldingVFS.inner(file)
@@ -142,11 +206,19 @@ enum WriterYieldingVFS {
         methods.xLock = { file, level in
             let inner = WriterYieldingVFS.inner(file)
             let methods = WriterYieldingVFS.methods(inner)
+            let cycle = WriterYieldingVFS.cycle(file)
+            if cycle.isOptimistic {
+                // Held without a lock: validated, then taken for real.
+                let code = cycle.makeReal()
+                guard code == SQLITE_OK else { return code }
+                return level == SQLITE_LOCK_SHARED ? SQLITE_OK : methods.xLock!(inner, level)
+            }
             // A connection asks for SHARED only when it holds no lock.
             if level == SQLITE_LOCK_SHARED {
                 var isReserved: Int32 = 0
                 let code = methods.xCheckReservedLock!(inner, &isReserved)
                 if code == SQLITE_OK, isReserved != 0 { return SQLITE_BUSY }
+                if cycle.mayBeOptimistic, let code = cycle.beginOptimistically() { return code }
             }
             let code = methods.xLock!(inner, level)
             // A writer that took RESERVED between the check and the lock:
@@ -162,6 +234,12 @@ enum WriterYieldingVFS {
         }
         methods.xUnlock = { file, level in
             let inner = WriterYieldingVFS.inner(file)
+            let cycle = WriterYieldingVFS.cycle(file)
+            if cycle.isOptimistic {
+                // Only SHARED is ever held without a lock.
+                if level == SQLITE_LOCK_NONE { cycle.end() }
+                return SQLITE_OK
+            }
             return WriterYieldingVFS.methods(inner).xUnlock!(inner, level)
         }
         methods.xCheckReservedLock = { file, result in
@@ -182,15 +260,21 @@ enum WriterYieldingVFS {
         }
         // Version 2: the wal-index in shared memory.
         if base.iVersion >= 2 {
+            // A file whose wal-index is used is in WAL mode: its shared
+            // locks are real from then on.
             if base.xShmMap != nil {
                 methods.xShmMap = { file, region, size, extend, address in
                     let inner = WriterYieldingVFS.inner(file)
+                    let code = WriterYieldingVFS.cycle(file).useWALIndex()
+                    guard code == SQLITE_OK else { return code }
                     return WriterYieldingVFS.methods(inner).xShmMap!(inner, region, size, extend, address)
                 }
             }
             if base.xShmLock != nil {
                 methods.xShmLock = { file, offset, count, flags in
                     let inner = WriterYieldingVFS.inner(file)
+                    let code = WriterYieldingVFS.cycle(file).useWALIndex()
+                    guard code == SQLITE_OK else { return code }
                     return WriterYieldingVFS.methods(inner).xShmLock!(inner, offset, count, flags)
                 }
             }
@@ -211,6 +295,13 @@ enum WriterYieldingVFS {
         if base.iVersion >= 3 {
             if base.xFetch != nil {
                 methods.xFetch = { file, offset, count, address in
+                    // No mapping of a file read without a lock: a null
+                    // pointer with SQLITE_OK makes SQLite read the page with
+                    // xRead instead, as when a page lies beyond the mapping.
+                    if WriterYieldingVFS.cycle(file).isOptimistic {
+                        address?.pointee = nil
+                        return SQLITE_OK
+                    }
                     let inner = WriterYieldingVFS.inner(file)
                     return WriterYieldingVFS.methods(inner).xFetch!(inner, offset, count, address)
                 }

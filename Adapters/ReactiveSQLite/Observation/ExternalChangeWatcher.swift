@@ -397,7 +397,8 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     private static func readDataVersion(_ db: Database, _ poller: Poller) throws -> Int? {
         let header = try? db.readStoredFile(.database, offset: 16, count: 84)
         if let header, header == poller.storedHeader { return nil }
-        let version = try db.dataVersion()
+        // Without a lock in rollback mode (see `WriterYieldingVFS`).
+        let version = try db.yieldingToWriters { try db.dataVersion() }
         // Known once the reading opened the file (the log, in WAL mode).
         poller.storedHeader = try db.isInWALMode() ? nil : header
         return version
@@ -414,7 +415,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         // rolled back when its access ends: see `Database.withAccess`).
         // Inside one, the writer would read its own snapshot: look again
         // after the next poll.
-        guard !db.isInsideTransaction, let version = try? db.dataVersion() else {
+        guard !db.isInsideTransaction, let version = try? db.yieldingToWriters({ try db.dataVersion() }) else {
             state.withLock { $0.isCheckDue = true }
             return
         }
@@ -431,7 +432,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// forgotten first, before the observations compile their fetches (a
     /// failure leaves the check to the next access that reads the schema).
     private static func tellObservations(_ db: Database) {
-        try? db.refreshSchemaCacheIfNeeded()
+        try? db.yieldingToWriters { try db.refreshSchemaCacheIfNeeded() }
         db.observationBroker.databaseDidChangeExternally()
     }
 

@@ -37,18 +37,30 @@ package struct IncrementalFetch: Sendable {
 }
 
 #if REACTIVESQLITE_INTERNAL_CHECKS
-/// The number of incremental fetches of an observation, for tests: they
-/// check that an observation refetches only changed rows when it should,
-/// and never when it should not. Compiled only with the
-/// `REACTIVESQLITE_INTERNAL_CHECKS` flag (debug builds of this package).
+/// The number of incremental and full fetches of an observation, for
+/// tests: they check that an observation refetches only changed rows when
+/// it should, and never when it should not. Commits that come while a
+/// fetch runs are coalesced into the next one, so that how many fetches an
+/// observation makes depends on timing: tests compare the two counts
+/// rather than one count with the number of commits. Compiled only with
+/// the `REACTIVESQLITE_INTERNAL_CHECKS` flag (debug builds of this package).
 package final class IncrementalFetchStatistics: Sendable {
-    private let count = LockedState(0)
+    private let counts = LockedState((incremental: 0, full: 0))
 
     /// The number of fetches that were incremental.
-    package var incrementalFetchCount: Int { count.withLock { $0 } }
+    package var incrementalFetchCount: Int { counts.withLock { $0.incremental } }
+
+    /// The number of fetches after the first one of a run that read every
+    /// row (the changed rows were unknown, or the incremental fetch could
+    /// not tell).
+    package var fullFetchCount: Int { counts.withLock { $0.full } }
 
     func recordIncrementalFetch() {
-        count.withLock { $0 += 1 }
+        counts.withLock { $0.incremental += 1 }
+    }
+
+    func recordFullFetch() {
+        counts.withLock { $0.full += 1 }
     }
 }
 #endif

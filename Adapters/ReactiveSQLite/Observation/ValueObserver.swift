@@ -334,6 +334,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 return value
             }
         }
+        #if REACTIVESQLITE_INTERNAL_CHECKS
+        if let incrementalFetch, previous != nil { incrementalFetch.statistics.recordFullFetch() }
+        #endif
         return try fetch(db)
     }
 

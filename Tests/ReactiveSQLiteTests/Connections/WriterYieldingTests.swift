@@ -105,6 +105,122 @@ import Testing
         #expect(firstValues.value == [1, 2])
     }
 
+    /// The reads of `yieldingToWriters(_:)` take no lock in rollback mode:
+    /// a writer without a busy handler commits while a read, descheduled
+    /// (here: paused between two rows), is under way; the read met the
+    /// commit, so it runs again, and reads the committed state.
+    @Test(arguments: journalModes)
+    func aPausedReadHoldsNoLockThatAWriterMeets(journalMode: String) async throws {
+        let fixture = try Fixture(journalMode: journalMode)
+        let shell = try InteractiveSQLiteShell(path: fixture.path)
+        defer { shell.stop() }
+        let paused = Signal()
+        let resume = Signal()
+        let values = Locked<[[Int64]]>([])
+        let read = Task {
+            try await fixture.queue.writeWithoutTransaction { db in
+                try db.yieldingToWriters {
+                    var run: [Int64] = []
+                    try db.forEachRawRow(sql: "SELECT v FROM t UNION ALL SELECT v FROM t") { row in
+                        guard case .integer(let value) = row[0] else { return }
+                        run.append(value)
+                        // The first run pauses after its first row, with its
+                        // statement under way.
+                        if values.value.isEmpty, run.count == 1 {
+                            paused.open()
+                            _ = resume.waitBlocking()
+                        }
+                    }
+                    values.withLock { $0.append(run) }
+                }
+            }
+        }
+        try await paused.wait()
+        // Two lines: the second runs even when the first fails.
+        shell.send("UPDATE t SET v = 2;")
+        shell.send("SELECT 'updated';")
+        try await shell.waitForOutput(containing: "updated")
+        #expect(shell.errorText.isEmpty, "the writer failed beside the paused read")
+        resume.open()
+        try await read.value
+        // The first run read across the commit: thrown away, run again.
+        #expect(values.value == [[1, 1], [2, 2]])
+    }
+
+    /// A read that met a schema change runs again with the new schema.
+    @Test(arguments: journalModes)
+    func aReadThatMetASchemaChangeRunsAgainWithTheNewSchema(journalMode: String) async throws {
+        let fixture = try Fixture(journalMode: journalMode)
+        let shell = try InteractiveSQLiteShell(path: fixture.path)
+        defer { shell.stop() }
+        let paused = Signal()
+        let resume = Signal()
+        let columnCounts = Locked<[Int]>([])
+        let read = Task {
+            try await fixture.queue.writeWithoutTransaction { db in
+                try db.yieldingToWriters {
+                    var count = 0
+                    try db.forEachRawRow(sql: "SELECT * FROM t UNION ALL SELECT * FROM t") { row in
+                        count = row.count
+                        // The first run pauses after its first row.
+                        if columnCounts.value.isEmpty {
+                            columnCounts.withLock { $0.append(count) }
+                            paused.open()
+                            _ = resume.waitBlocking()
+                        }
+                    }
+                    columnCounts.withLock { $0.append(count) }
+                }
+            }
+        }
+        try await paused.wait()
+        shell.send("ALTER TABLE t ADD COLUMN w DEFAULT 7;")
+        shell.send("SELECT 'altered';")
+        try await shell.waitForOutput(containing: "altered")
+        #expect(shell.errorText.isEmpty)
+        resume.open()
+        try await read.value
+        // Paused with 2 columns; the run after the change reads 3.
+        #expect(columnCounts.value.first == 2)
+        #expect(columnCounts.value.last == 3)
+    }
+
+    /// What a read that met a writer read is thrown away: the pages SQLite
+    /// keeps (here, a page changed in the file behind its back, with the
+    /// same change counter: SQLite keeps its copy until told), and its
+    /// copy of the schema (here, a schema rewritten without a new cookie).
+    /// With SQLCipher's older SQLite, which lacks `SQLITE_FCNTL_RESET_CACHE`,
+    /// the VFS's fallback drops the pages.
+    @Test func discardedReadsLeaveNeitherPagesNorSchemaBehind() async throws {
+        let fixture = try Fixture(journalMode: "delete")
+        try await fixture.queue.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TABLE word (w TEXT); INSERT INTO word VALUES ('aaaa-aaaa')")
+        }
+        let read = {
+            try await fixture.queue.read { db in
+                [try SQLRequest<String>(sql: "SELECT w FROM word").fetchOne(db) ?? "",
+                 "\(try SQLRequest<Row>(sql: "PRAGMA table_info(word)").fetchAll(db).count) columns"]
+            }
+        }
+        #expect(try await read() == ["aaaa-aaaa", "1 columns"])
+        // Behind SQLite's back, in place: the row's text, and the table's
+        // definition (of the same lengths).
+        let file = try Data(contentsOf: URL(fileURLWithPath: fixture.path))
+        let handle = try #require(FileHandle(forUpdatingAtPath: fixture.path))
+        for (old, new) in [("aaaa-aaaa", "bbbb-bbbb"), ("CREATE TABLE word (w TEXT)", "CREATE TABLE word (w, x  )")] {
+            let range = try #require(file.range(of: Data(old.utf8)))
+            try handle.seek(toOffset: UInt64(range.lowerBound))
+            handle.write(Data(new.utf8))
+        }
+        try handle.close()
+        #expect(try await read() == ["aaaa-aaaa", "1 columns"], "SQLite keeps its pages and schema")
+        try await fixture.queue.writeWithoutTransaction { db in
+            let cycle = try #require(db.mainFileSharedLockCycle())
+            db.discardReads(schemaMayHaveChanged: true, of: cycle)
+        }
+        #expect(try await read() == ["bbbb-bbbb", "2 columns"])
+    }
+
     @Test func aWALDatabaseIsReadBesideItsWriters() async throws {
         let fixture = try Fixture(journalMode: "wal")
         let shell = try InteractiveSQLiteShell(path: fixture.path)

@@ -17,13 +17,11 @@ import Testing
 /// Waits are bounded (`Recorder`): a value that never reaches the fresh
 /// fetch's rows is a failure.
 ///
-/// Isolated (`.ci/run` runs it alone): it starts about a hundred `sqlite3`
-/// processes and rewrites its files with `VACUUM`; the two CI runs that
-/// ran it in parallel with the whole suite each saw one of `ServeTests`'
-/// SSE clients lose its stream, which no run without it did (not
-/// understood yet: see `ServeTests`' diagnostic).
+/// It runs beside the whole suite: the SSE streams that `ServeTests` lost
+/// when it did were the test client's fault (`SSEClient` shut down a socket
+/// number that another client's socket had taken).
 #if REACTIVESQLITE_INTERNAL_CHECKS
-@Suite(.isolated, .timeLimit(.minutes(3))) struct ExternalPageChangesTests {
+@Suite(.timeLimit(.minutes(3))) struct ExternalPageChangesTests {
     struct Entry: FetchableRecord, TableRecord, Sendable {
         static let databaseTableName = "entry"
         var id: Int64
@@ -253,7 +251,16 @@ import Testing
                 return
             }
         }
-        #expect(observation.incrementalFetch!.statistics.incrementalFetchCount > 20)
+        // Most fetches are incremental: in debug builds, 34 to 46 of 40 to
+        // 48. Not a count of the 60 commits: a step waits for the fresh top
+        // rows, which a commit often leaves as they were, so that the next
+        // commit may come while the observation still fetches, and both
+        // are fetched once; the slower the build, the more so (18
+        // incremental fetches under the thread sanitizer).
+        let statistics = observation.incrementalFetch!.statistics
+        #expect(
+            statistics.incrementalFetchCount >= 10 && statistics.incrementalFetchCount >= 3 * statistics.fullFetchCount,
+            "\(statistics.incrementalFetchCount) incremental fetches, \(statistics.fullFetchCount) full ones")
     }
 }
 #endif

@@ -6,13 +6,30 @@ import TestSupport
 final class WatchedDatabase: Sendable {
     let directory: URL
     let path: String
+    /// The shell that writes (`sqlite3`, or `sqlcipher` with the key), and
+    /// its first arguments.
+    let shell: [String]
+    /// What every watch of the database is given after the query: the
+    /// passphrase file of an encrypted database.
+    let watchArguments: [String]
 
-    /// Creates the file by running `schema` in the `sqlite3` shell.
-    init(_ schema: String) async throws {
+    /// Creates the file by running `schema` in the `sqlite3` shell, or, with
+    /// an encryption key (SQLCipher's passphrase or raw `x'…'` key), in the
+    /// `sqlcipher` shell, which encrypts it.
+    init(_ schema: String, encryptionKey: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("SQLiteWatchTests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("db.sqlite").path
+        if let encryptionKey {
+            let passphraseFile = directory.appendingPathComponent("passphrase").path
+            try Data("\(encryptionKey)\n".utf8).write(to: URL(fileURLWithPath: passphraseFile))
+            shell = ["/usr/bin/sqlcipher", "-cmd", "PRAGMA key = \"\(encryptionKey)\""]
+            watchArguments = ["--passphrase-file", passphraseFile]
+        } else {
+            shell = [try Executables.sqlite3().path]
+            watchArguments = []
+        }
         try await execute(schema)
     }
 
@@ -35,16 +52,18 @@ final class WatchedDatabase: Sendable {
     /// Runs `sql` in the `sqlite3` shell, in a child process, and waits for
     /// it to exit: another process writes, as a user would.
     func execute(_ sql: String) async throws {
-        let shell = try ChildProcess(try Executables.sqlite3(), ["-bail", "-cmd", ".timeout 10000", path, sql])
+        let shell = try ChildProcess(
+            URL(fileURLWithPath: self.shell[0]), self.shell.dropFirst() + ["-bail", "-cmd", ".timeout 10000", path, sql])
         let termination = try await shell.waitForExit()
         guard termination == .exit(0) else {
-            throw ChildProcessFailure(description: "sqlite3 failed (\(termination)): \(shell.errorText)\nSQL: \(sql)")
+            throw ChildProcessFailure(description: "\(self.shell[0]) failed (\(termination)): \(shell.errorText)\nSQL: \(sql)")
         }
     }
 
-    /// Starts `sqlite-watch` with the database path, then `arguments`.
+    /// Starts `sqlite-watch` with the database path, then `arguments` (and
+    /// the passphrase file of an encrypted database).
     func watch(_ arguments: [String], environment: [String: String]? = nil) throws -> ChildProcess {
-        try ChildProcess(try Executables.sqliteWatch(), [path] + arguments, environment: environment)
+        try ChildProcess(try Executables.sqliteWatch(), [path] + arguments + watchArguments, environment: environment)
     }
 
     /// Starts `sqlite-watch` with the database path, then `arguments`.

@@ -1,0 +1,199 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
+
+/// The shared lock of one main database file opened through
+/// `WriterYieldingVFS`: real, or optimistic (held without a lock, and
+/// validated when it ends; see "Reads without a lock" in
+/// `WriterYieldingVFS`).
+///
+/// Not `Sendable`: SQLite calls the file's methods on the thread of the
+/// connection's current access, inside the connection's own calls, and
+/// `Database.yieldingToWriters(_:)` uses the cycle there too.
+final class SharedLockCycle {
+    /// How many first bytes of the file a cycle compares: the header of a
+    /// clear file (the change counter at 24, the schema cookie at 40), the
+    /// salt and the first encrypted bytes of an encrypted one.
+    static let headerCount = 100
+
+    /// The file of the default VFS.
+    private let file: UnsafeMutablePointer<sqlite3_file>
+    /// The rollback journal of the file (the database's path and
+    /// `-journal`); nil for a file without a path.
+    private let journalPath: String?
+    /// Whether shared locks may be optimistic now: inside
+    /// `yieldingToWriters(_:)` only.
+    var allowsOptimism = false
+    /// Whether the file's wal-index was ever used: the file is in WAL mode,
+    /// and its shared locks stay real.
+    private(set) var usesWAL = false
+    /// The first bytes of the file before the current optimistic lock
+    /// began; nil when the lock held, if any, is real.
+    private var header: [UInt8]?
+    /// Whether a read under an optimistic lock may have met a writer since
+    /// `allowsOptimism` was last set: what it read must be thrown away.
+    var metWriter = false
+    /// Whether the schema may have changed under such a read, so that
+    /// SQLite's copy of the schema may mix two states.
+    var schemaMayHaveChanged = false
+    /// Whether the next reading of the file's version (the 16 bytes at 24
+    /// that SQLite reads when it takes a shared lock, to tell whether the
+    /// pages it keeps are still the file's) must differ from the file's,
+    /// so that SQLite drops them: the fallback of
+    /// `SQLITE_FCNTL_RESET_CACHE` for an SQLite without it.
+    var forgetsPages = false
+
+    init(file: UnsafeMutablePointer<sqlite3_file>, journalPath: String?) {
+        self.file = file
+        self.journalPath = journalPath
+    }
+
+    /// Whether the shared lock held is optimistic.
+    var isOptimistic: Bool { header != nil }
+
+    /// Whether the next shared lock may be optimistic.
+    var mayBeOptimistic: Bool { allowsOptimism && !usesWAL }
+
+    private var methods: sqlite3_io_methods { file.pointee.pMethods.unsafelyUnwrapped.pointee }
+
+    // MARK: - Locks
+
+    /// Begins an optimistic shared lock: `SQLITE_OK`, `SQLITE_BUSY` while a
+    /// writer is active, or nil when the lock must be real (a first page
+    /// that cannot be read, such as an empty file's, or a live journal,
+    /// which SQLite must see under a lock, and roll back when hot).
+    ///
+    /// The first bytes are read before the checks: a writer that wrote
+    /// them after that and is done before the checks changed them (see
+    /// `end()`).
+    func beginOptimistically() -> Int32? {
+        guard let bytes = readHeader() else { return nil }
+        if isReserved() { return SQLITE_BUSY }
+        // A writer that began since the check above (its RESERVED lock
+        // comes before its journal), or a hot journal.
+        if journalIsLive() { return isReserved() ? SQLITE_BUSY : nil }
+        header = bytes
+        return SQLITE_OK
+    }
+
+    /// Ends an optimistic shared lock: SQLite released it. A read that may
+    /// have met a writer is recorded (`metWriter`).
+    func end() {
+        _ = isUndisturbed()
+        header = nil
+    }
+
+    /// Makes an optimistic shared lock real, validated first: the reads so
+    /// far must be those of the state the lock now protects. `SQLITE_BUSY`
+    /// when they may have met a writer (the lock stays optimistic, and
+    /// `metWriter` is set), or the error of the lock.
+    func makeReal() -> Int32 {
+        guard let header else { return SQLITE_OK }
+        guard isUndisturbed() else { return SQLITE_BUSY }
+        let code = methods.xLock!(file, SQLITE_LOCK_SHARED)
+        guard code == SQLITE_OK else { return code }
+        // A writer that came and went between the validation and the lock.
+        guard readHeader() == header else {
+            _ = methods.xUnlock!(file, SQLITE_LOCK_NONE)
+            recordWriter(schemaMayHaveChanged: true)
+            return SQLITE_BUSY
+        }
+        self.header = nil
+        return SQLITE_OK
+    }
+
+    /// The file's wal-index is about to be used: WAL mode, real locks from
+    /// now on.
+    func useWALIndex() -> Int32 {
+        usesWAL = true
+        return makeReal()
+    }
+
+    /// Ends the scope of `yieldingToWriters(_:)`: a shared lock still held
+    /// (`PRAGMA locking_mode = EXCLUSIVE`, or a transaction left open)
+    /// becomes real, waiting for a writer up to `timeout`.
+    func endScope(timeout: Duration) -> Int32 {
+        allowsOptimism = false
+        let start = ContinuousClock.now
+        while true {
+            let code = makeReal()
+            guard code == SQLITE_BUSY, !metWriter, ContinuousClock.now - start < timeout else { return code }
+            usleep(50)
+        }
+    }
+
+    // MARK: - Validation
+
+    /// Whether no writer was active since the optimistic lock began: no
+    /// RESERVED lock and no live journal now, then the first bytes as they
+    /// were. Records a writer otherwise.
+    private func isUndisturbed() -> Bool {
+        let isActive = isReserved() || journalIsLive()
+        let bytes = readHeader()
+        guard isActive || bytes != header else { return true }
+        // The schema cookie of a clear file tells whether the schema
+        // changed; the first page of an encrypted file does not, nor a
+        // writer still at work.
+        let clear = Array("SQLite format 3\0".utf8)
+        let schemaMayHaveChanged = isActive || !(header?.starts(with: clear) ?? false)
+            || !(bytes?.starts(with: clear) ?? false) || header![40..<44] != bytes![40..<44]
+        recordWriter(schemaMayHaveChanged: schemaMayHaveChanged)
+        return false
+    }
+
+    private func recordWriter(schemaMayHaveChanged: Bool) {
+        metWriter = true
+        if schemaMayHaveChanged { self.schemaMayHaveChanged = true }
+    }
+
+    /// Whether a connection holds RESERVED or more (the file's own check:
+    /// on Unix, this process's lock table, then `fcntl(F_GETLK)`).
+    private func isReserved() -> Bool {
+        var isReserved: Int32 = 0
+        let code = methods.xCheckReservedLock!(file, &isReserved)
+        return code != SQLITE_OK || isReserved != 0
+    }
+
+    /// The first bytes of the file, read without a lock; nil when the file
+    /// is shorter.
+    private func readHeader() -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: Self.headerCount)
+        let code = bytes.withUnsafeMutableBytes { methods.xRead!(file, $0.baseAddress, Int32(Self.headerCount), 0) }
+        return code == SQLITE_OK ? bytes : nil
+    }
+
+    /// Whether the rollback journal holds a transaction: in use by a writer,
+    /// or hot (left by a writer that died). A journal that is absent
+    /// (`DELETE`), empty (`TRUNCATE`) or whose header is zeroed (`PERSIST`)
+    /// holds none. A journal that cannot be read counts as live.
+    ///
+    /// Its own descriptor, closed at once: SQLite takes no lock on
+    /// journals, so closing it drops no lock of this process.
+    private func journalIsLive() -> Bool {
+        guard let journalPath else { return false }
+        let descriptor = open(journalPath, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return errno != ENOENT }
+        defer { close(descriptor) }
+        var magic: UInt64 = 0
+        let count = pread(descriptor, &magic, 8, 0)
+        return count < 0 || (count == 8 && magic != 0)
+    }
+
+    /// Reads `count` bytes at `offset` for SQLite: the file's, but for the
+    /// reading of its version when `forgetsPages` (see there).
+    func read(_ buffer: UnsafeMutableRawPointer?, count: Int32, offset: Int64) -> Int32 {
+        let code = methods.xRead!(file, buffer, count, offset)
+        if forgetsPages, code == SQLITE_OK, offset == 24, count == 16, let buffer {
+            forgetsPages = false
+            buffer.storeBytes(of: ~buffer.load(as: UInt8.self), as: UInt8.self)
+        }
+        return code
+    }
+}
