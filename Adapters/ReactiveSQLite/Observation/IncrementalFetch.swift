@@ -45,22 +45,30 @@ package struct IncrementalFetch: Sendable {
 /// rather than one count with the number of commits. Compiled only with
 /// the `REACTIVESQLITE_INTERNAL_CHECKS` flag (debug builds of this package).
 package final class IncrementalFetchStatistics: Sendable {
-    private let counts = LockedState((incremental: 0, full: 0))
+    private let counts = LockedState((incremental: 0, unknownRows: 0, refused: 0))
 
     /// The number of fetches that were incremental.
     package var incrementalFetchCount: Int { counts.withLock { $0.incremental } }
 
     /// The number of fetches after the first one of a run that read every
-    /// row (the changed rows were unknown, or the incremental fetch could
-    /// not tell).
-    package var fullFetchCount: Int { counts.withLock { $0.full } }
+    /// row: `unknownRowsFetchCount` plus `refusedFetchCount`.
+    package var fullFetchCount: Int { counts.withLock { $0.unknownRows + $0.refused } }
+
+    /// The number of full fetches for which the rows changed since the
+    /// previous one were unknown (an external commit the pages could not
+    /// tell, a statement the hooks do not report).
+    package var unknownRowsFetchCount: Int { counts.withLock { $0.unknownRows } }
+
+    /// The number of full fetches that the incremental fetch refused, the
+    /// changed rows known (too many, a window it cannot patch).
+    package var refusedFetchCount: Int { counts.withLock { $0.refused } }
 
     func recordIncrementalFetch() {
         counts.withLock { $0.incremental += 1 }
     }
 
-    func recordFullFetch() {
-        counts.withLock { $0.full += 1 }
+    func recordFullFetch(knowingChangedRows: Bool) {
+        counts.withLock { knowingChangedRows ? ($0.refused += 1) : ($0.unknownRows += 1) }
     }
 }
 #endif

@@ -335,7 +335,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             }
         }
         #if REACTIVESQLITE_INTERNAL_CHECKS
-        if let incrementalFetch, previous != nil { incrementalFetch.statistics.recordFullFetch() }
+        if let incrementalFetch, previous != nil {
+            incrementalFetch.statistics.recordFullFetch(knowingChangedRows: rowIDs != nil)
+        }
         #endif
         return try fetch(db)
     }
