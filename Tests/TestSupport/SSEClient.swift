@@ -46,6 +46,8 @@ public final class SSEClient: Sendable {
     private let openDescriptor: Locked<Int32?>
     /// The socket's number, for tests that check its reuse.
     public let socketNumber: Int32
+    /// Holds the reading thread between `pauseReading()` and `resumeReading()`.
+    private let gate = ReadingGate()
 
     /// Connects to `127.0.0.1:port` and requests `path`.
     public init(
@@ -85,10 +87,12 @@ public final class SSEClient: Sendable {
         let openDescriptor = Locked<Int32?>(descriptor)
         self.openDescriptor = openDescriptor
         socketNumber = descriptor
+        let gate = self.gate
         let thread = Thread {
             var reader = ResponseReader(state: state)
             var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 8192)
             while true {
+                gate.waitWhilePaused()
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 // A signal (SIGCHLD of the tests' child processes) may
                 // interrupt the read: that ends nothing.
@@ -112,6 +116,13 @@ public final class SSEClient: Sendable {
         }
         thread.start()
     }
+
+    /// Stops reading after the read under way: what the server sends then
+    /// fills the socket buffers, and waits.
+    public func pauseReading() { gate.set(paused: true) }
+
+    /// Reads again after `pauseReading()`.
+    public func resumeReading() { gate.set(paused: false) }
 
     /// Ends the connection (the reading thread closes the socket); nothing
     /// once the socket is closed.
@@ -279,5 +290,27 @@ private struct ResponseReader {
             if let id = event.id { stream.lastEventID = id }
             stream.replica.apply(event: event.name, data: event.data)
         }
+    }
+}
+
+/// Whether a client's reading thread may read.
+///
+/// `@unchecked Sendable`: `isPaused` is only read and written with
+/// `condition` locked.
+private final class ReadingGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var isPaused = false
+
+    func set(paused: Bool) {
+        condition.lock()
+        isPaused = paused
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitWhilePaused() {
+        condition.lock()
+        while isPaused { condition.wait() }
+        condition.unlock()
     }
 }
