@@ -60,8 +60,8 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
     ///
     /// - Complexity: O(c) comparisons and decodings, where c is the number
     ///   of read and unused rows, plus, when rows were inserted or deleted,
-    ///   O(c × (b + n / b)) for up to 1 024 of them (b records per chunk),
-    ///   O(n) copies otherwise.
+    ///   O(n / b + c + b × a) to rebuild the a chunks they fall in (b
+    ///   records per chunk).
     private mutating func diff(to new: KeyedRows, from old: KeyedRows, reuse: KeyedRows.Reuse) throws -> SetDifference<Record> {
         let comparator = RowKeyComparator(old.rows, keyIndices: old.keyIndices, new.rows, keyIndices: new.keyIndices)
         let hasSameColumns = new.hasSameColumns(as: old)
@@ -106,14 +106,10 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         if unused == read {
             // The kept rows have the same offsets: replace the others in place.
             for (offset, record) in zip(read, readRecords) { records[offset] = record }
-        } else if unused.count + read.count <= 1_024 {
-            // Rows inserted or deleted: changes of the chunks they fall in
-            // (see `RecordChunks`), instead of a copy of every record.
-            for offset in unused.reversed() { records.remove(at: offset) }
-            for (offset, record) in zip(read, readRecords) { records.insert(record, at: offset) }
         } else {
-            records = RecordChunks(
-                Self.merge(kept: records.array, unused: unused, read: read, readRecords: readRecords, count: new.rows.count))
+            // Rows inserted or deleted: the chunks they fall in are rebuilt
+            // (see `RecordChunks`), not every record copied.
+            records.replace(removing: unused, inserting: Array(zip(read, readRecords).map { (offset: $0, record: $1) }))
         }
         replaceSnapshot(with: new)
         return difference
@@ -129,36 +125,6 @@ struct RecordSetDifferenceScanner<Record: FetchableRecord> {
         }
         snapshot = new
         DispatchQueue.global(qos: .utility).async { withExtendedLifetime(previous) {} }
-    }
-
-    /// The records of new rows: the kept records, except those at `unused`,
-    /// in order, with `readRecords` at the offsets `read`.
-    private static func merge(kept: [Record], unused: [Int], read: [Int], readRecords: [Record], count: Int) -> [Record] {
-        var records: [Record] = []
-        records.reserveCapacity(count)
-        var keptIndex = 0
-        var unusedIndex = 0
-        // Appends kept records until there are `end` records.
-        func appendKept(until end: Int) {
-            while records.count < end {
-                while unusedIndex < unused.count, unused[unusedIndex] == keptIndex {
-                    keptIndex += 1
-                    unusedIndex += 1
-                }
-                let nextUnused = unusedIndex < unused.count ? unused[unusedIndex] : kept.count
-                let runEnd = min(keptIndex + (end - records.count), nextUnused)
-                // Holds by construction (the fetch kept every other row).
-                precondition(runEnd > keptIndex, "RecordSetDifferenceScanner: fewer kept rows than expected")
-                records.append(contentsOf: kept[keptIndex..<runEnd])
-                keptIndex = runEnd
-            }
-        }
-        for (offset, record) in zip(read, readRecords) {
-            appendKept(until: offset)
-            records.append(record)
-        }
-        appendKept(until: count)
-        return records
     }
 
     /// The diff of any rows: one merge of the kept rows and the new ones.

@@ -278,13 +278,21 @@ final class InteractiveSQLiteShell: Sendable {
         process.standardInput = input
         process.standardOutput = standardOutput
         process.standardError = standardError
-        for (pipe, text) in [(standardOutput, output), (standardError, error)] {
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        // A thread per pipe, which reads until the end of the output: with
+        // Foundation's `readabilityHandler`, the pipe's descriptor could be
+        // closed while libdispatch still watched it (a crash of its event
+        // loop, seen once in a full run).
+        let handles = [(standardOutput.fileHandleForReading, output), (standardError.fileHandleForReading, error)]
+        try process.run()
+        for (handle, text) in handles {
+            Thread.detachNewThread {
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                }
             }
         }
-        try process.run()
     }
 
     var errorText: String { error.value }
