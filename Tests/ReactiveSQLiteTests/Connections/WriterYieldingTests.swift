@@ -111,78 +111,61 @@ import Testing
     /// commit, so it runs again, and reads the committed state.
     @Test(arguments: journalModes)
     func aPausedReadHoldsNoLockThatAWriterMeets(journalMode: String) async throws {
-        let fixture = try Fixture(journalMode: journalMode)
-        let shell = try InteractiveSQLiteShell(path: fixture.path)
-        defer { shell.stop() }
-        let paused = Signal()
-        let resume = Signal()
-        let values = Locked<[[Int64]]>([])
-        let read = Task {
-            try await fixture.queue.writeWithoutTransaction { db in
-                try db.yieldingToWriters {
-                    var run: [Int64] = []
-                    try db.forEachRawRow(sql: "SELECT v FROM t UNION ALL SELECT v FROM t") { row in
-                        guard case .integer(let value) = row[0] else { return }
-                        run.append(value)
-                        // The first run pauses after its first row, with its
-                        // statement under way.
-                        if values.value.isEmpty, run.count == 1 {
-                            paused.open()
-                            _ = resume.waitBlocking()
-                        }
-                    }
-                    values.withLock { $0.append(run) }
-                }
-            }
-        }
-        try await paused.wait()
-        // Two lines: the second runs even when the first fails.
-        shell.send("UPDATE t SET v = 2;")
-        shell.send("SELECT 'updated';")
-        try await shell.waitForOutput(containing: "updated")
-        #expect(shell.errorText.isEmpty, "the writer failed beside the paused read")
-        resume.open()
-        try await read.value
+        let runs = try await Self.runsOfAReadPaused(
+            in: try Fixture(journalMode: journalMode), sql: "SELECT v FROM t UNION ALL SELECT v FROM t",
+            whileTheShellRuns: "UPDATE t SET v = 2;")
         // The first run read across the commit: thrown away, run again.
-        #expect(values.value == [[1, 1], [2, 2]])
+        #expect(runs == [["1", "1"], ["2", "2"]])
     }
 
     /// A read that met a schema change runs again with the new schema.
     @Test(arguments: journalModes)
     func aReadThatMetASchemaChangeRunsAgainWithTheNewSchema(journalMode: String) async throws {
-        let fixture = try Fixture(journalMode: journalMode)
+        let runs = try await Self.runsOfAReadPaused(
+            in: try Fixture(journalMode: journalMode), sql: "SELECT * FROM t UNION ALL SELECT * FROM t",
+            whileTheShellRuns: "ALTER TABLE t ADD COLUMN w DEFAULT 7;")
+        // Paused with 2 columns; the run after the change reads 3.
+        #expect(runs == [["1|1", "1|1"], ["1|1|7", "1|1|7"]])
+    }
+
+    /// The rows of each run of `sql` in `yieldingToWriters(_:)` (values
+    /// joined by `|`), whose first run pauses after its first row, its
+    /// statement under way, while the `sqlite3` shell (no busy timeout)
+    /// runs `statement`, which must not fail.
+    static func runsOfAReadPaused(
+        in fixture: Fixture, sql: String, whileTheShellRuns statement: String
+    ) async throws -> [[String]] {
         let shell = try InteractiveSQLiteShell(path: fixture.path)
         defer { shell.stop() }
         let paused = Signal()
         let resume = Signal()
-        let columnCounts = Locked<[Int]>([])
+        let runs = Locked<[[String]]>([])
         let read = Task {
             try await fixture.queue.writeWithoutTransaction { db in
                 try db.yieldingToWriters {
-                    var count = 0
-                    try db.forEachRawRow(sql: "SELECT * FROM t UNION ALL SELECT * FROM t") { row in
-                        count = row.count
-                        // The first run pauses after its first row.
-                        if columnCounts.value.isEmpty {
-                            columnCounts.withLock { $0.append(count) }
+                    var run: [String] = []
+                    try db.forEachRawRow(sql: sql) { row in
+                        run.append((0..<row.count).map { index in
+                            if case .integer(let value) = row[index] { "\(value)" } else { "?" }
+                        }.joined(separator: "|"))
+                        if runs.value.isEmpty, run.count == 1 {
                             paused.open()
                             _ = resume.waitBlocking()
                         }
                     }
-                    columnCounts.withLock { $0.append(count) }
+                    runs.withLock { $0.append(run) }
                 }
             }
         }
         try await paused.wait()
-        shell.send("ALTER TABLE t ADD COLUMN w DEFAULT 7;")
-        shell.send("SELECT 'altered';")
-        try await shell.waitForOutput(containing: "altered")
-        #expect(shell.errorText.isEmpty)
+        // Two lines: the second runs even when the first fails.
+        shell.send(statement)
+        shell.send("SELECT 'done';")
+        try await shell.waitForOutput(containing: "done")
+        #expect(shell.errorText.isEmpty, "the writer failed beside the paused read")
         resume.open()
         try await read.value
-        // Paused with 2 columns; the run after the change reads 3.
-        #expect(columnCounts.value.first == 2)
-        #expect(columnCounts.value.last == 3)
+        return runs.value
     }
 
     /// What a read that met a writer read is thrown away: the pages SQLite
