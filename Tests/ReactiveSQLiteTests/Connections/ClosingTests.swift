@@ -57,7 +57,10 @@ import Testing
         let inFlight = ThreadResult {
             try pool.read { db in
                 inside.open()
-                _ = release.wait()
+                // Long enough for any machine: with the default 20 s, a
+                // full run beside two CPU hogs (this test took 138 s) saw
+                // the read end before close(), and the waiting reads served.
+                _ = release.wait(seconds: 600)
                 return try db.count("t")  // the connection is still open
             }
         }
