@@ -108,6 +108,14 @@ final class DatabaseFileMonitor {
         return nil
     }
 
+    /// Records the write-ahead log's identity when none is known yet. The
+    /// watcher calls it before it prints what it read: the connection had
+    /// the log open then, so a log deleted at any later moment is seen as
+    /// lost, even one created and deleted between two periodic checks.
+    func noteWriteAheadLog() {
+        if walIdentity == nil { walIdentity = Self.identity(ofFileAt: path + "-wal") }
+    }
+
     /// Whether another process holds a write lock on the database file:
     /// RESERVED, PENDING or EXCLUSIVE (a write transaction under way in
     /// rollback-journal mode, or a connection in exclusive locking mode).

@@ -275,6 +275,7 @@ final class Watcher {
     }
 
     private func write(_ text: String) {
+        fileMonitor?.noteWriteAheadLog()
         switch StandardStreams.output(text) {
         case .written: break
         // The reader of the output is gone: nothing more to do.
