@@ -1,5 +1,6 @@
 import DatabaseRegions
 import Testing
+import TestSupport
 
 /// A vocabulary for random index tests.
 struct IndexScenario: Sendable, CustomTestStringConvertible {
@@ -41,7 +42,7 @@ struct IndexScenario: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite struct DatabaseRegionIndexPropertyTests {
+@Suite(.onItsOwnThread) struct DatabaseRegionIndexPropertyTests {
     /// Registers random regions, replaces and removes them at random, and
     /// checks after every change that the index answers random events and
     /// kinds exactly as a loop over the registered regions does.

@@ -1,11 +1,12 @@
 import DatabaseRegions
 import Testing
+import TestSupport
 
 // The index hashes tables, columns and rows into tables that grow and shrink
 // with the registered regions. These tests register and remove many of
 // them, in random order, and compare the index with a loop over the regions.
 
-@Suite struct DatabaseRegionIndexScaleTests {
+@Suite(.onItsOwnThread) struct DatabaseRegionIndexScaleTests {
     @Test func manyTablesAndRowsAreFoundWhileTheIndexGrowsAndShrinks() throws {
         var random = RandomDatabase(seed: 0x5EED_0501)
         random.tables = (0..<300).map { $0.isMultiple(of: 2) ? "table_number_\($0)" : "T\($0)" }

@@ -35,7 +35,7 @@ import Testing
 /// The update-hook configurations do not write the WITHOUT ROWID table
 /// locally: the update hook does not report its changes
 /// (`Configuration.ChangeTracking.updateHookOnly`).
-@Suite(.serialized, .timeLimit(.minutes(10))) struct ChangeTrackingDifferentialTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .onItsOwnThread) struct ChangeTrackingDifferentialTests {
     static let schema = """
         CREATE TABLE team (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
         CREATE TABLE item (

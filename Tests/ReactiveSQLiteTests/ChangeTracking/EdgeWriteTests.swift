@@ -17,7 +17,7 @@ import Testing
 /// Value observations are checked against a fresh fetch after each commit
 /// (`FreshValueProbe`); region observations count their calls, which
 /// happen before the committing access returns.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct EdgeWriteTests {
+@Suite(.serialized, .timeLimit(.minutes(10)), .onItsOwnThread) struct EdgeWriteTests {
     // MARK: - 1. Virtual tables
 
     /// A virtual table, the query its observers run, and writes of it.

@@ -21,7 +21,7 @@ import Testing
 /// when it did were the test client's fault (`SSEClient` shut down a socket
 /// number that another client's socket had taken).
 #if REACTIVESQLITE_INTERNAL_CHECKS
-@Suite(.timeLimit(.minutes(3))) struct ExternalPageChangesTests {
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct ExternalPageChangesTests {
     struct Entry: FetchableRecord, TableRecord, Sendable {
         static let databaseTableName = "entry"
         var id: Int64

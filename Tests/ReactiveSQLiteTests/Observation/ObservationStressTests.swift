@@ -12,7 +12,7 @@ import TestSupport
 /// transactions changed (it checks `changesCount` after each statement), and
 /// counts, with `DatabaseRegion.isModified(by:)`, the transactions each
 /// region observation must hear of.
-@Suite(.serialized) struct ObservationStressTests {
+@Suite(.serialized, .onItsOwnThread) struct ObservationStressTests {
     static let tables = ["t0", "t1", "t2"]
     static let initialRowCount = 20
 

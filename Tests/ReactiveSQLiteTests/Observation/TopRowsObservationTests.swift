@@ -11,7 +11,7 @@ import Testing
 /// reuse rowids, roll back savepoints, vacuum, change the schema, and
 /// commit from another connection, with many ties in the ordering, each
 /// value equals a fresh fetch of the request ordered by rowid among ties.
-@Suite(.timeLimit(.minutes(3))) struct TopRowsObservationTests {
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct TopRowsObservationTests {
     struct Item: FetchableRecord, TableRecord, Identifiable, Equatable, Sendable, CustomStringConvertible {
         static let databaseTableName = "item"
         var id: Int64

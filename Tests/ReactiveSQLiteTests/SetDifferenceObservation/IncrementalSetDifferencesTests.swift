@@ -14,7 +14,7 @@ import Testing
 /// with the pre-update hook and never with the update hook, and requests
 /// with a limit, a subquery or a function not known to depend on its
 /// arguments alone never do.
-@Suite(.timeLimit(.minutes(3))) struct IncrementalSetDifferencesTests {
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct IncrementalSetDifferencesTests {
     /// `player(id INTEGER PRIMARY KEY, name TEXT UNIQUE, score)`: keyed by
     /// its rowid alias.
     typealias Player = UnequatablePlayer

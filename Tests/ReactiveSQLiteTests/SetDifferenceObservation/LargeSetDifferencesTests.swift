@@ -12,7 +12,7 @@ import Testing
 /// differences lead to equal a fresh fetch after every commit, whether the
 /// observation refetches the changed rows only (pre-update hook), or every
 /// row (update hook, or a request that cannot refetch rows alone).
-@Suite(.timeLimit(.minutes(3))) struct LargeSetDifferencesTests {
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct LargeSetDifferencesTests {
     typealias Player = UnequatablePlayer
 
     static let rowCount = 8_000

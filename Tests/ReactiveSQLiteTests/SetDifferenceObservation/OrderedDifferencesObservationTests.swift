@@ -7,7 +7,7 @@ import Testing
 
 /// `orderedDifferences`: the differences of a leaderboard, exactly, and
 /// under thousands of random score changes.
-@Suite struct OrderedDifferencesObservationTests {
+@Suite(.onItsOwnThread) struct OrderedDifferencesObservationTests {
     /// A row of `player(id, name, score)`.
     struct Ranked: FetchableRecord, TableRecord, Identifiable, Equatable, Sendable, CustomStringConvertible {
         static let databaseTableName = "player"

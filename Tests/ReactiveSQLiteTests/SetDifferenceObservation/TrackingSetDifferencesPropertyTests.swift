@@ -9,7 +9,7 @@ import Testing
 /// every storage class: each delivered difference is the difference between
 /// two committed states, in `BINARY` order, whether the request gives its
 /// rows in key order or not, and however many runs share the observation.
-@Suite struct TrackingSetDifferencesPropertyTests {
+@Suite(.onItsOwnThread) struct TrackingSetDifferencesPropertyTests {
     /// `item(key, value)`: the key has no type, so it holds integers, reals,
     /// texts and blobs.
     struct Item: FetchableRecord, TableRecord, Sendable {

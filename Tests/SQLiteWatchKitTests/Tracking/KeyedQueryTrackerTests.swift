@@ -15,7 +15,7 @@ import TestSupport
 /// client rebuilds from the reported changes, equal what the query returns;
 /// on a WAL database, where it reads the rows of the written pages, and on
 /// one in rollback mode, where it runs the whole query each time.
-@Suite struct KeyedQueryTrackerTests {
+@Suite(.onItsOwnThread) struct KeyedQueryTrackerTests {
     /// Queries the pages can serve on a WAL database.
     static let pageQueries = [
         "SELECT * FROM item",
