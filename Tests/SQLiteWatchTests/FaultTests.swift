@@ -144,7 +144,7 @@ struct FaultTests {
     @Test func aSignalAtAnyMomentOfTheStartEndsTheTool() async throws {
         let database = try await WatchedDatabase.players()
         var random = SplitMix64(seed: 29)
-        for _ in 0..<150 {
+        for _ in 0..<60 {
             let watch = try database.watch("SELECT * FROM player", "--format", "json")
             // The delay only spreads the signals over the start; any
             // outcome but an exit is a failure, whatever the delay.
