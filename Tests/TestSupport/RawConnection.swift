@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP connection to `127.0.0.1` that sends whatever bytes a test gives
+/// it, as an attacker or a broken client would, and reads what comes back
+/// with a deadline.
+public final class RawConnection: Sendable {
+    /// The socket's number; -1 once closed.
+    private let descriptor: Locked<Int32>
+
+    /// Connects to `127.0.0.1:port`.
+    public init(port: Int) throws {
+        let socketNumber = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socketNumber >= 0 else { throw SSEClientError("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketNumber, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let code = errno
+            Glibc.close(socketNumber)
+            throw SSEClientError("connect to port \(port): errno \(code)")
+        }
+        descriptor = Locked(socketNumber)
+    }
+
+    deinit { close() }
+
+    /// Sends `bytes`; false when the connection no longer takes them.
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        descriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return false }
+            var sent = 0
+            while sent < bytes.count {
+                let count = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                sent += count
+            }
+            return true
+        }
+    }
+
+    /// Sends `text` as UTF-8.
+    @discardableResult
+    public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// What the peer sent until it closed the connection, or until
+    /// `timeout`: `isClosed` says which.
+    public func readUntilClosed(timeout: Duration) -> (bytes: [UInt8], isClosed: Bool) {
+        let socketNumber = descriptor.withLock { $0 }
+        guard socketNumber >= 0 else { return ([], true) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let left = deadline - clock.now
+            guard left > .zero else { return (received, false) }
+            var poller = pollfd(fd: socketNumber, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            let ready = poll(&poller, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(socketNumber, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            // A reset is a close too.
+            guard count > 0 else { return (received, true) }
+            received += buffer[0..<count]
+        }
+    }
+
+    /// The response's text until the peer closed or `timeout` passed.
+    public func responseText(timeout: Duration) -> (text: String, isClosed: Bool) {
+        let (bytes, isClosed) = readUntilClosed(timeout: timeout)
+        return (String(decoding: bytes, as: UTF8.self), isClosed)
+    }
+
+    /// Ends the connection with a TCP reset (`SO_LINGER` of zero), as a
+    /// client that crashed or a middlebox would.
+    public func reset() {
+        descriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+
+    /// Closes the connection.
+    public func close() {
+        descriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+}
+
+/// The status code of an HTTP/1.1 response's text, or nil.
+public func httpStatus(of response: String) -> Int? {
+    guard response.hasPrefix("HTTP/1.1 ") else { return nil }
+    return Int(response.dropFirst(9).prefix(3))
+}
