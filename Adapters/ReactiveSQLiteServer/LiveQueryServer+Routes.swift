@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
+import ReactiveSQLite
 import ServiceLifecycle
 
 extension LiveQueryServer {
@@ -69,7 +70,11 @@ extension LiveQueryServer {
         headers[.cacheControl] = "no-cache"
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         let keepAlive = options.keepAliveInterval
-        return Response(status: .ok, headers: headers, body: ResponseBody { [self] writer in
+        // The body may never run (the head's write fails on a connection
+        // reset at once): the lease, owned by the body, releases the slot
+        // when the body ends or when it is dropped unrun.
+        let lease = SubscriptionLease(server: self, subscription: subscription)
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             let pings = Task {
                 while !Task.isCancelled {
                     try await Task.sleep(for: keepAlive)
@@ -78,7 +83,7 @@ extension LiveQueryServer {
             }
             defer {
                 pings.cancel()
-                unsubscribe(subscription)
+                lease.release()
             }
             try await withGracefulShutdownHandler {
                 // Reconnect after a second (the browser's default is longer).
@@ -96,6 +101,19 @@ extension LiveQueryServer {
         })
     }
 
+    /// The answer to a plain `GET` of a WebSocket's path: `426 Upgrade
+    /// Required`, with `Upgrade: websocket`, and a text that says so.
+    public static func upgradeRequired(path: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.upgrade] = "websocket"
+        headers[.connection] = "Upgrade"
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        return Response(
+            status: .upgradeRequired, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "\(path) is a WebSocket: open it with an upgrade (ws://)\n")))
+    }
+
     static func refusal(_ error: LiveRequestError) -> Response {
         let status: HTTPResponse.Status = switch error.kind {
         case .badRequest: .badRequest
@@ -104,6 +122,7 @@ extension LiveQueryServer {
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; charset=utf-8"
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: error.message + "\n")))
     }
 
@@ -162,6 +181,29 @@ extension LiveQueryServer {
             socket.closeAll()
         }
     }
+}
+
+/// Releases a subscription's slot once: when its owner calls `release()`,
+/// or when the owner is dropped without calling it.
+final class SubscriptionLease: Sendable {
+    private let server: LiveQueryServer
+    private let subscription: LiveSubscription
+    private let isReleased = LockedState(false)
+
+    init(server: LiveQueryServer, subscription: LiveSubscription) {
+        self.server = server
+        self.subscription = subscription
+    }
+
+    func release() {
+        let isFirst = isReleased.withLock { isReleased in
+            defer { isReleased = true }
+            return !isReleased
+        }
+        if isFirst { server.unsubscribe(subscription) }
+    }
+
+    deinit { release() }
 }
 
 /// A WebSocket client's message.

@@ -1,5 +1,6 @@
 #if Server
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import ReactiveSQLiteServer
@@ -21,7 +22,13 @@ import Testing
         #expect(!html.contains("src=") && !html.contains("href=") && !html.contains("@import"))
         // The configuration cannot close its script element early.
         #expect(html.components(separatedBy: "</script>").count == 3)
-        let start = try #require(html.range(of: #"<script id="live-configuration" type="application/json">"#))
+        let nonceStart = try #require(html.range(of: #"<script id="live-configuration" type="application/json" nonce=""#))
+        let nonce = html[nonceStart.upperBound...].prefix { $0 != "\"" }
+        #expect(nonce.count == 24)
+        // Every inline element carries the nonce: the policy runs them, and only them.
+        #expect(html.components(separatedBy: "<script").count - 1 == html.components(separatedBy: "<script nonce=\"\(nonce)\"").count - 1 + 1)
+        #expect(html.contains("<style nonce=\"\(nonce)\">"))
+        let start = try #require(html.range(of: #"<script id="live-configuration" type="application/json" nonce="\#(nonce)">"#))
         let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(html[start.upperBound..<end.lowerBound].utf8)) as? [String: Any])
@@ -40,7 +47,13 @@ import Testing
             try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
-                #expect(String(buffer: response.body) == html)
+                // The same page, with the nonce of this response, which its policy names.
+                let policy = try #require(response.headers[.contentSecurityPolicy])
+                let served = String(buffer: response.body)
+                let servedNonce = try #require(policy.split(separator: "'").first { $0.hasPrefix("nonce-") }?.dropFirst(6))
+                #expect(servedNonce != nonce)
+                #expect(served == html.replacingOccurrences(of: String(nonce), with: String(servedNonce)))
+                #expect(response.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
             }
         }
     }

@@ -92,6 +92,26 @@ import TestSupport
         try await served.stop()
     }
 
+    /// A served file deleted or replaced ends the tool as it ends the plain
+    /// watch: status 1 and the same message (the server kept serving the
+    /// old rows: nothing held its file monitor).
+    @Test(arguments: [false, true])
+    func aServedFileDeletedOrReplacedEndsTheTool(replaced: Bool) async throws {
+        let database = try await WatchedDatabase.players()
+        let other = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: "SELECT * FROM player")
+        if replaced {
+            #expect(rename(other.path, database.path) == 0)
+        } else {
+            try FileManager.default.removeItem(atPath: database.path)
+        }
+        #expect(try await served.process.waitForExit() == .exit(1))
+        #expect(served.process.errorText.contains(
+            replaced
+                ? "sqlite-watch: error: \(database.path) was replaced by another file while watched"
+                : "sqlite-watch: error: \(database.path) was deleted while watched"))
+    }
+
     @Test func servingNeedsAValidAddressAndQuery() async throws {
         let database = try await WatchedDatabase.players()
         for (arguments, status, message) in [

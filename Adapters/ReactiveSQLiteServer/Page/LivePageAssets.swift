@@ -1,7 +1,9 @@
 #if Server
 /// The page's HTML, CSS and JavaScript, compiled into the binary.
 enum LivePageAssets {
-    static func document(title: String, configuration: String) -> String {
+    /// The page, its inline style and scripts marked with `nonce`, the one
+    /// its Content-Security-Policy allows.
+    static func document(title: String, configuration: String, nonce: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -9,13 +11,13 @@ enum LivePageAssets {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(title)</title>
-        <style>\(style)</style>
+        <style nonce="\(nonce)">\(style)</style>
         </head>
         <body>
         <header><h1>\(title)</h1><p id="status" class="connecting">connecting…</p></header>
         <main id="panels"></main>
-        <script id="live-configuration" type="application/json">\(configuration)</script>
-        <script>\(script)</script>
+        <script id="live-configuration" type="application/json" nonce="\(nonce)">\(configuration)</script>
+        <script nonce="\(nonce)">\(script)</script>
         </body>
         </html>
 

@@ -72,6 +72,31 @@ struct SQLiteWatch: ParsableCommand {
         valueName: "x,y"))
     var map: String?
 
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp(
+        "With --serve: the most connections open at once; one more is answered 503 and closed "
+            + "(default: 1024, or fewer to stay below the descriptor limit). Example: --max-connections 200",
+        valueName: "n"))
+    var maxConnections: Int?
+
+    @Option(name: .customLong("header-timeout"), help: ArgumentHelp(
+        "With --serve: how long a request's head may take to arrive before the connection is answered "
+            + "408 and closed. Example: --header-timeout 5 (default: 10)",
+        valueName: "seconds"))
+    var headerTimeout: Double = 10
+
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp(
+        "With --serve: a host name the requests may give in Host, besides IP addresses, localhost and "
+            + "the --serve host (other names are refused, 421: a page of another site cannot reach the "
+            + "server by rebinding its name). Repeat for more. Example: --allow-host watch.example.com",
+        valueName: "name"))
+    var allowedHosts: [String] = []
+
+    @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
+        "With --serve: a page origin that may open the WebSocket besides the server's own (others are "
+            + "refused, 403). Repeat for more. Example: --allow-origin https://dashboard.example.com",
+        valueName: "origin"))
+    var allowedOrigins: [String] = []
+
     /// The demo's writer, run by the demo in a child process.
     @Option(name: .customLong("demo-writer"), help: .private)
     var demoWriterPath: String?
@@ -91,6 +116,15 @@ struct SQLiteWatch: ParsableCommand {
         }
         if serve == nil, map != nil {
             throw ValidationError("--map applies to --serve only")
+        }
+        if serve == nil, maxConnections != nil || headerTimeout != 10 || !allowedHosts.isEmpty || !allowedOrigins.isEmpty {
+            throw ValidationError("--max-connections, --header-timeout, --allow-host and --allow-origin apply to --serve only")
+        }
+        if let maxConnections, maxConnections < 1 {
+            throw ValidationError("--max-connections must be at least 1")
+        }
+        if !headerTimeout.isFinite || headerTimeout <= 0 || headerTimeout > 3600 {
+            throw ValidationError("--header-timeout must be a number of seconds, above 0 and at most 3600")
         }
         if let map, map.split(separator: ",", omittingEmptySubsequences: false).count != 2
             || map.split(separator: ",").contains(where: { $0.isEmpty }) {
@@ -142,8 +176,11 @@ struct SQLiteWatch: ParsableCommand {
         #if Server
         do {
             let address = try ServeAddress(serve)
+            let access = ServeAccess(
+                maxConnections: maxConnections, headerTimeout: .milliseconds(Int64((headerTimeout * 1000).rounded())),
+                allowedHosts: allowedHosts, allowedOrigins: allowedOrigins)
             guard let database, let sql else {
-                Demo.serve(address: address)
+                Demo.serve(address: address, access: access)
                 return
             }
             let columns = map?.split(separator: ",").map(String.init)
@@ -154,7 +191,7 @@ struct SQLiteWatch: ParsableCommand {
             LiveServer(settings: LiveServer.Settings(
                 path: database, queries: [query], address: address,
                 busyTimeout: .milliseconds(Int64((busyTimeout * 1000).rounded())), passphrase: passphrase,
-                pageTitle: "sqlite-watch · \(name)")
+                pageTitle: "sqlite-watch · \(name)", access: access)
             ).start()
         } catch {
             Lifecycle.fail(error)

@@ -38,7 +38,7 @@ enum Demo {
     #if Server
     /// The demo, served (`sqlite-watch --serve ADDRESS`): the leaderboard as
     /// a table, and the places on a map, both changed by the writer.
-    static func serve(address: ServeAddress) {
+    static func serve(address: ServeAddress, access: ServeAccess) {
         guard let path = prepare() else { return }
         StandardStreams.note("demo: serving the leaderboard (\(sql)) and the places (\(placesSQL)) until Ctrl-C")
         LiveServer(settings: LiveServer.Settings(
@@ -47,7 +47,7 @@ enum Demo {
                 LiveServer.Query(name: "leaderboard", title: "Leaderboard: \(sql)", sql: sql, isOrdered: true, map: .none),
                 LiveServer.Query(name: "places", title: "Places: \(placesSQL)", sql: placesSQL, isOrdered: true),
             ],
-            address: address, pageTitle: "sqlite-watch demo")
+            address: address, pageTitle: "sqlite-watch demo", access: access)
         ).start()
     }
     #endif

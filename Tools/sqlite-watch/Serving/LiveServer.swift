@@ -30,7 +30,13 @@ final class LiveServer {
         var busyTimeout: Duration = .seconds(5)
         var passphrase: String?
         var pageTitle: String
+        var access = ServeAccess()
     }
+
+    /// The server of the process, kept for as long as it serves: its file
+    /// monitor lives with it (a monitor that nothing held stopped at once,
+    /// and a deleted or replaced file went unnoticed).
+    private static var running: LiveServer?
 
     private let settings: Settings
     private var fileMonitor: DatabaseFileMonitor?
@@ -43,6 +49,7 @@ final class LiveServer {
     /// Opens the database, checks the queries, and starts serving. Failures
     /// end the process (see `Lifecycle`).
     func start() {
+        Self.running = self
         do {
             let monitor = try DatabaseFileMonitor(path: settings.path)
             monitor.start(onFailure: { error in Lifecycle.fail(error) }, onCheck: {})
@@ -102,20 +109,32 @@ final class LiveServer {
         for inspection in inspections { StandardStreams.note(inspection.identity.explanation) }
 
         let first = settings.queries[0].name
+        // Two routers: HTTP requests, and WebSocket upgrades. A plain GET
+        // of a WebSocket's path is told to upgrade (426).
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.get("/") { _, _ in page.response() }
+        router.head("/") { _, _ in page.response() }
         router.get("/events") { request, _ in liveQueries.eventStreamResponse(query: first, request: request) }
-        router.ws("/ws") { inbound, outbound, _ in
+        liveQueries.addEventStreamRoutes(to: router, at: "/live")
+        for path in ["/ws", "/live"] {
+            router.get(RouterPath(path)) { _, _ in LiveQueryServer.upgradeRequired(path: path) }
+        }
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        webSocketRouter.ws("/ws") { inbound, outbound, _ in
             try await liveQueries.serveWebSocket(inbound: inbound, outbound: outbound, subscribing: (first, [:]))
         }
-        liveQueries.addRoutes(to: router, at: "/live")
+        webSocketRouter.ws("/live") { inbound, outbound, _ in
+            try await liveQueries.serveWebSocket(inbound: inbound, outbound: outbound)
+        }
 
         var logger = Logger(label: "sqlite-watch", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .error
         let address = settings.address
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: .guardedHTTP1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                connectionGuard: ConnectionGuard(options: settings.access.guardOptions(for: address))),
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "sqlite-watch"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? address.port

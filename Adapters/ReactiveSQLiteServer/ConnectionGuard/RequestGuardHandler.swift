@@ -1,0 +1,189 @@
+#if Server
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// The first handler of a guarded connection: it counts the connection,
+/// holds each request head until it is complete and checked (see
+/// `RequestHeadCheck`), then passes it on; after a WebSocket upgrade it
+/// passes everything on. A refused request gets its response and the
+/// connection closes; nothing more is read from it.
+final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let connectionGuard: ConnectionGuard
+    private let check: RequestHeadCheck
+    private let isSecure: Bool
+    /// The bytes of the head being read (and of what follows it).
+    private var pending: [UInt8] = []
+    /// Where the search for the head's end stopped.
+    private var searched = 0
+    private var deadline: Scheduled<Void>?
+    private var isAdmitted = false
+    private var isRefused = false
+    /// After a WebSocket upgrade: the socket's frames are not HTTP.
+    private var passesThrough = false
+
+    init(connectionGuard: ConnectionGuard, isSecure: Bool) {
+        self.connectionGuard = connectionGuard
+        self.check = RequestHeadCheck(options: connectionGuard.options)
+        self.isSecure = isSecure
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { admit(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        admit(context)
+        context.fireChannelActive()
+    }
+
+    private func admit(_ context: ChannelHandlerContext) {
+        guard !isAdmitted, !isRefused else { return }
+        guard connectionGuard.admit() else {
+            refuse(context, RequestHeadCheck.Refusal(
+                status: 503,
+                message: "the server has \(connectionGuard.options.maxConnections) connections open, its limit: try again later"))
+            return
+        }
+        isAdmitted = true
+        let connectionGuard = connectionGuard
+        context.channel.closeFuture.whenComplete { _ in connectionGuard.release() }
+        startDeadline(context)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if passesThrough {
+            context.fireChannelRead(data)
+            return
+        }
+        guard !isRefused else { return }
+        let buffer = unwrapInboundIn(data)
+        pending += buffer.readableBytesView
+        if deadline == nil { startDeadline(context) }
+        processPending(context)
+    }
+
+    private func processPending(_ context: ChannelHandlerContext) {
+        while !pending.isEmpty {
+            guard let length = RequestHeadCheck.headLength(in: pending, searchingFrom: searched) else {
+                searched = pending.count
+                if let refusal = check.checkPartial(pending) { refuse(context, refusal) }
+                return
+            }
+            let head = Array(pending[..<length])
+            pending.removeFirst(length)
+            searched = 0
+            switch check.check(head, isSecure: isSecure) {
+            case .failure(let refusal):
+                refuse(context, refusal)
+                return
+            case .success(let accepted):
+                deadline?.cancel()
+                deadline = nil
+                context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: head)))
+                if accepted.isUpgrade {
+                    passesThrough = true
+                    if !pending.isEmpty {
+                        let rest = pending
+                        pending = []
+                        context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rest)))
+                    }
+                    return
+                }
+                if !pending.isEmpty { startDeadline(context) }
+            }
+        }
+    }
+
+    private func startDeadline(_ context: ChannelHandlerContext) {
+        guard deadline == nil, !isRefused, !passesThrough else { return }
+        let timeout = connectionGuard.options.headerTimeout
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+            deadline = nil
+            refuse(context, RequestHeadCheck.Refusal(
+                status: 408, message: "the request's head did not arrive within \(timeout)"))
+        }
+    }
+
+    /// Answers `refusal` and closes the connection.
+    private func refuse(_ context: ChannelHandlerContext, _ refusal: RequestHeadCheck.Refusal) {
+        guard !isRefused else { return }
+        isRefused = true
+        deadline?.cancel()
+        deadline = nil
+        pending = []
+        let body = refusal.message + "\n"
+        var text = "HTTP/1.1 \(refusal.status) \(refusal.reasonPhrase)\r\n"
+            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
+        for (name, value) in refusal.extraHeaders { text += "\(name): \(value)\r\n" }
+        text += "\r\n" + body
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(ByteBuffer(string: text))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A connection reset, or the like: nothing more to say on it.
+        context.close(promise: nil)
+    }
+}
+
+/// A child channel behind a `RequestGuardHandler`: the guard comes first
+/// in the pipeline, then `inner`'s handlers.
+struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Inner.Value
+
+    let inner: Inner
+    let connectionGuard: ConnectionGuard
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let connectionGuard = connectionGuard
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(
+                RequestGuardHandler(connectionGuard: connectionGuard, isSecure: false), position: .first)
+        }.flatMap { inner.setup(channel: channel, logger: logger) }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1.1 with WebSocket upgrades (as `http1WebSocketUpgrade`), each
+    /// connection behind `connectionGuard`: its limits, timeouts and
+    /// `Host` and `Origin` checks apply before Hummingbird reads a request.
+    ///
+    /// - Parameters:
+    ///   - webSocketRouter: The router of the WebSocket routes.
+    ///   - connectionGuard: The checks, shared by every connection.
+    ///   - idleTimeout: How long a connection may stay idle between two
+    ///     requests (a streaming response is not idle).
+    public static func guardedHTTP1WebSocketUpgrade<WSResponderBuilder: HTTPResponderBuilder & _HB_SendableMetatype>(
+        webSocketRouter: WSResponderBuilder, connectionGuard: ConnectionGuard, idleTimeout: Duration = .seconds(60),
+        maxFrameSize: Int = 1 << 14
+    ) -> HTTPServerBuilder where WSResponderBuilder.Responder.Context: WebSocketRequestContext {
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let nanoseconds = idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: .nanoseconds(nanoseconds)),
+            ws: .init(maxFrameSize: maxFrameSize, validateUTF8: true))
+        return HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                connectionGuard: connectionGuard)
+        }
+    }
+}
+#endif

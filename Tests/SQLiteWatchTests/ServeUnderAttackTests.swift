@@ -1,0 +1,231 @@
+#if Server
+import Foundation
+import Testing
+import TestSupport
+
+/// `sqlite-watch --serve` as an attacker, a broken client or a crowd meets
+/// it on 127.0.0.1: every request that is not a well-formed HTTP/1.x head
+/// for this server is answered with a status that says why, then closed,
+/// within the header timeout; the server goes on serving the others.
+///
+/// Each test talks raw TCP to the real binary; every wait is bounded.
+@Suite(.timeLimit(.minutes(3)))
+struct ServeUnderAttackTests {
+    static let sql = "SELECT * FROM player ORDER BY id"
+    /// Far above what a prompt answer takes, far below a hang.
+    static let prompt: Duration = .seconds(10)
+
+    /// Sends `request` on a new connection; returns the response's text
+    /// and whether the server closed the connection within `prompt`.
+    static func exchange(_ port: Int, _ request: [UInt8]) throws -> (status: Int?, text: String, isClosed: Bool) {
+        let connection = try RawConnection(port: port)
+        connection.send(request)
+        let (text, isClosed) = connection.responseText(timeout: prompt)
+        return (httpStatus(of: text), text, isClosed)
+    }
+
+    static func exchange(_ port: Int, _ request: String) throws -> (status: Int?, text: String, isClosed: Bool) {
+        try exchange(port, Array(request.utf8))
+    }
+
+    /// A WebSocket handshake to `/ws` with the given extra fields.
+    static func handshake(_ port: Int, host: String? = nil, _ fields: [String]) -> String {
+        var request = "GET /ws HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        for field in fields { request += field + "\r\n" }
+        return request + "\r\n"
+    }
+
+    @Test func malformedRequestsAreAnsweredAndClosed() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: Self.sql)
+        let port = served.port
+        let host = "Host: 127.0.0.1:\(port)\r\n"
+        // A TLS ClientHello's first bytes, the HTTP/2 preface, random bytes.
+        let cases: [(String, [UInt8], Int)] = [
+            ("a TLS ClientHello", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03], 400),
+            ("the HTTP/2 preface", Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8), 400),
+            ("random bytes", (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) | 0x80 }, 400),
+            ("a 200 KB path", Array("GET /\(String(repeating: "a", count: 200_000)) HTTP/1.1\r\n\(host)\r\n".utf8), 414),
+            ("a 100 KB header", Array("GET / HTTP/1.1\r\n\(host)X-Big: \(String(repeating: "b", count: 100_000))\r\n\r\n".utf8), 431),
+            ("20 000 headers", Array(("GET / HTTP/1.1\r\n\(host)" + String(repeating: "a: b\r\n", count: 20_000) + "\r\n").utf8), 431),
+            ("no Host", Array("GET / HTTP/1.1\r\n\r\n".utf8), 400),
+            ("a body", Array("POST / HTTP/1.1\r\n\(host)Content-Length: 5\r\n\r\nhello".utf8), 413),
+            ("HTTP/0.9", Array("GET /\r\n\r\n".utf8), 400),
+        ]
+        for (name, request, status) in cases {
+            let response = try Self.exchange(port, request)
+            #expect(response.status == status, "\(name): \(response.text.prefix(200))")
+            #expect(response.isClosed, "\(name): the connection stays open")
+        }
+        // The server still serves.
+        let page = try Self.exchange(port, "GET / HTTP/1.1\r\n\(host)Connection: close\r\n\r\n")
+        #expect(page.status == 200)
+        try await served.stop()
+    }
+
+    /// A connection that sends nothing, and one that sends its head a byte
+    /// at a time (slowloris): both answered 408 and closed after the
+    /// header timeout, which began with the connection.
+    @Test func slowAndSilentConnectionsAreClosedAfterTheHeaderTimeout() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: Self.sql, ["--header-timeout", "1"])
+        let silent = try RawConnection(port: served.port)
+        let slow = try RawConnection(port: served.port)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let slowTask = Task.detached {
+            for byte in "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8 {
+                guard slow.send([byte]) else { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            for _ in 0..<100 {
+                guard slow.send("x") else { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        for connection in [silent, slow] {
+            let (text, isClosed) = connection.responseText(timeout: Self.prompt)
+            #expect(isClosed)
+            #expect(httpStatus(of: text) == 408)
+        }
+        slowTask.cancel()
+        // Closed by the timeout, not at once, nor long after.
+        let elapsed = clock.now - start
+        #expect(elapsed >= .milliseconds(900))
+        #expect(elapsed < Self.prompt)
+        try await served.stop()
+    }
+
+    /// DNS rebinding: a page of attacker.example whose name now resolves
+    /// to 127.0.0.1 sends `Host: attacker.example`; it gets no rows.
+    @Test func aHostThatIsNotTheServersIsRefused() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: Self.sql, ["--allow-host", "watch.example"])
+        let port = served.port
+        for path in ["/", "/events", "/live/query"] {
+            let refused = try Self.exchange(port, "GET \(path) HTTP/1.1\r\nHost: attacker.example:\(port)\r\n\r\n")
+            #expect(refused.status == 421, "\(path): \(refused.text.prefix(200))")
+            #expect(!refused.text.contains("Arthur"))
+        }
+        for allowed in ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)", "watch.example:\(port)", "WATCH.example"] {
+            let response = try Self.exchange(port, "GET / HTTP/1.1\r\nHost: \(allowed)\r\nConnection: close\r\n\r\n")
+            #expect(response.status == 200, "\(allowed)")
+        }
+        try await served.stop()
+    }
+
+    /// Cross-site WebSocket hijacking: a page of another origin cannot open
+    /// `/ws`; the server's own page, an allowed origin and a program
+    /// (no Origin) can. A handshake of another version gets 426, a
+    /// malformed key 400 (RFC 6455, 4.2.1 and 4.4).
+    @Test func webSocketsCheckTheirOriginAndHandshake() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: Self.sql, ["--allow-origin", "https://dashboard.example"])
+        let port = served.port
+        let key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
+        let version = "Sec-WebSocket-Version: 13"
+        let foreign = try Self.exchange(port, Self.handshake(port, [key, version, "Origin: http://evil.example"]))
+        #expect(foreign.status == 403)
+        #expect(!foreign.text.contains("Arthur"))
+        let otherPort = try Self.exchange(port, Self.handshake(port, [key, version, "Origin: http://127.0.0.1:1"]))
+        #expect(otherPort.status == 403)
+
+        for origin in ["Origin: http://127.0.0.1:\(port)", "Origin: https://dashboard.example", nil] {
+            let connection = try RawConnection(port: port)
+            connection.send(Self.handshake(port, [key, version] + (origin.map { [$0] } ?? [])))
+            let (text, _) = connection.responseText(timeout: .seconds(2))
+            #expect(httpStatus(of: text) == 101, "\(origin ?? "no origin"): \(text.prefix(200))")
+            #expect(text.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="))
+            connection.close()
+        }
+
+        let version8 = try Self.exchange(port, Self.handshake(port, [key, "Sec-WebSocket-Version: 8"]))
+        #expect(version8.status == 426)
+        #expect(version8.text.contains("Sec-WebSocket-Version: 13"))
+        let badKey = try Self.exchange(port, Self.handshake(port, ["Sec-WebSocket-Key: short", version]))
+        #expect(badKey.status == 400)
+        try await served.stop()
+    }
+
+    /// `HEAD /` is the page's head; a plain `GET` of a WebSocket's path is
+    /// told to upgrade; the page keeps to itself (its policy runs only its
+    /// own inline code, connects only to its origin, cannot be framed).
+    @Test func thePageAndTheSocketsSayWhatTheyAre() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: Self.sql)
+        let port = served.port
+        let head = try Self.exchange(port, "HEAD / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(head.status == 200)
+        #expect(!head.text.contains("<html"))
+        for path in ["/ws", "/live"] {
+            let plain = try Self.exchange(port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+            #expect(plain.status == 426, "\(path): \(plain.text.prefix(200))")
+            #expect(plain.text.lowercased().contains("upgrade: websocket"))
+        }
+        let page = try Self.exchange(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        let headers = page.text.prefix { $0 != "<" }.lowercased()
+        #expect(headers.contains("x-content-type-options: nosniff"))
+        #expect(headers.contains("content-security-policy: default-src 'none'; script-src 'nonce-"))
+        #expect(headers.contains("frame-ancestors 'none'"))
+        try await served.stop()
+    }
+
+    /// More connections than the limit: the extra ones are answered 503
+    /// and closed at once; the server spins no loop (its CPU time stays
+    /// low) and serves again once connections close. With a descriptor
+    /// limit of 256, the default limit stays below it.
+    @Test func connectionsBeyondTheLimitAreRefusedAtOnce() async throws {
+        let database = try await WatchedDatabase.players()
+        let watch = try ChildProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "ulimit -n 256 && exec \"$0\" \"$@\"", try Executables.sqliteWatch().path,
+             database.path, Self.sql, "--serve", "127.0.0.1:0"])
+        let served = try await ServedWatch(watch)
+        let port = served.port
+        // 256 descriptors, 64 kept for the process: 192 connections.
+        let limit = 192
+        var held: [RawConnection] = []
+        for _ in 0..<300 { held.append(try RawConnection(port: port)) }
+        // The connections past the limit get their 503 at once, the others
+        // nothing (their header timeout is 10 s).
+        var refused = Set<Int>()
+        let clock = ContinuousClock()
+        let deadline = clock.now + Self.prompt
+        while refused.count < 300 - limit, clock.now < deadline {
+            for (index, connection) in held.enumerated() where !refused.contains(index) {
+                let (text, isClosed) = connection.responseText(timeout: .milliseconds(5))
+                if isClosed, httpStatus(of: text) == 503 { refused.insert(index) }
+            }
+        }
+        #expect(refused.count == 300 - limit)
+        // No busy loop: the server idles while the connections wait.
+        let cpuBefore = processCPUTime(served.process.processIdentifier)
+        try await Task.sleep(for: .seconds(1))
+        let cpuAfter = processCPUTime(served.process.processIdentifier)
+        if let cpuBefore, let cpuAfter {
+            // A loop of accept would take most of a second of CPU here.
+            #expect(cpuAfter - cpuBefore < 0.5)
+        }
+        for connection in held { connection.close() }
+        held = []
+        try await waitUntil {
+            guard let page = try? Self.exchange(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            else { return false }
+            return page.status == 200
+        }
+        try await served.stop()
+    }
+}
+
+/// The CPU time (user and system) a process has used, in seconds, from
+/// `/proc/PID/stat`; nil where there is no such file.
+func processCPUTime(_ pid: Int32) -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = text.lastIndex(of: ")")
+    else { return nil }
+    let fields = text[text.index(after: end)...].split(separator: " ")
+    // After the command: state is field 3, utime 14 and stime 15 (1-based).
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+#endif
