@@ -24,7 +24,11 @@ final class SharedLiveQuery: Sendable {
     let epoch: String
     let renderer: JSONRenderer
     private let maxRows: Int
+    /// Where results are diffed and rendered, one at a time.
     private let queue: DispatchQueue
+    /// Where the observation hands its results: each one replaces the one
+    /// waiting for `queue`, if any (see `offer(_:)`).
+    private let intake: DispatchQueue
     private let state = LockedState(State())
     /// The differ of consecutive revisions: only used on `queue`.
     private let differ = QueueConfined<RowDiffer?>(nil)
@@ -36,6 +40,12 @@ final class SharedLiveQuery: Sendable {
         var subscribers: [ObjectIdentifier: LiveSubscription] = [:]
         var cancellable: AnyDatabaseCancellable?
         var isStopped = false
+        /// The latest result not diffed yet: results that arrive while one
+        /// is diffed replace each other here, so that one refresh covers
+        /// them all and memory holds at most one waiting result.
+        var waitingRows: [Row]?
+        /// Whether a block of `queue` will take `waitingRows`.
+        var isDiffScheduled = false
         /// Incremented when the last subscriber leaves or one arrives, so
         /// that a scheduled idle stop knows whether it is still due.
         var idleGeneration = 0
@@ -48,6 +58,7 @@ final class SharedLiveQuery: Sendable {
         self.epoch = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
         self.renderer = JSONRenderer(isOrdered: query.isOrdered)
         self.queue = DispatchQueue(label: "ReactiveSQLiteServer.\(key.name)")
+        self.intake = DispatchQueue(label: "ReactiveSQLiteServer.\(key.name).intake")
     }
 
     // MARK: - Observing
@@ -67,14 +78,16 @@ final class SharedLiveQuery: Sendable {
                 }
                 state.withLock { $0.identity = inspection.0 }
                 let cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: sql, arguments: arguments)).start(
-                    in: reader, scheduling: .async(onQueue: queue),
+                    in: reader, scheduling: .async(onQueue: intake),
                     onError: { [weak self] error in
                         guard let self else { return }
                         self.fail(Self.reason(error), onFailure: onFailure)
                     },
                     onChange: { [weak self] rows in
                         guard let self else { return }
-                        self.receive(rows, identity: inspection.0, columnNames: inspection.1, onFailure: onFailure)
+                        self.offer(rows) { rows in
+                            self.receive(rows, identity: inspection.0, columnNames: inspection.1, onFailure: onFailure)
+                        }
                     })
                 let cancelled: AnyDatabaseCancellable? = state.withLock { state in
                     if state.isStopped { return cancellable }
@@ -84,6 +97,31 @@ final class SharedLiveQuery: Sendable {
                 cancelled?.cancel()
             } catch {
                 fail(Self.reason(error), onFailure: onFailure)
+            }
+        }
+    }
+
+    /// On `intake`: a new result. It waits for `queue`, replacing the
+    /// result that waited there: commits faster than diffing are coalesced
+    /// (the issue: 643 revisions queued for 655 commits, 1.2 GB in 10 s,
+    /// events 21 s after the writer stopped).
+    private func offer(_ rows: [Row], to receive: @escaping @Sendable ([Row]) -> Void) {
+        let schedules = state.withLock { state -> Bool in
+            state.waitingRows = rows
+            defer { state.isDiffScheduled = true }
+            return !state.isDiffScheduled
+        }
+        guard schedules else { return }
+        queue.async { [self] in
+            while let rows = state.withLock({ state -> [Row]? in
+                guard let rows = state.waitingRows else {
+                    state.isDiffScheduled = false
+                    return nil
+                }
+                state.waitingRows = nil
+                return rows
+            }) {
+                receive(rows)
             }
         }
     }
