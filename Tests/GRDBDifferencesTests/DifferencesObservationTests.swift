@@ -10,7 +10,7 @@ import Testing
 /// skipped empty differences, one state per run, GRDB's own features.
 ///
 /// Some tests wait on async sequences: the time limit turns a hang into a failure.
-@Suite(.timeLimit(.minutes(3))) struct DifferencesObservationTests {
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct DifferencesObservationTests {
     static let playersSQL = """
         CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT);
         INSERT INTO player VALUES (1, 'Arthur'), (2, 'Barbara');

@@ -9,7 +9,7 @@ import TestSupport
 /// Random writes (seeded), observed through GRDB: every delivered
 /// difference is consistent with the previously delivered state, and the
 /// last state is the database's.
-@Suite struct DifferencesPropertyTests {
+@Suite(.onItsOwnThread) struct DifferencesPropertyTests {
     struct RankedPlayer: FetchableRecord, TableRecord, Identifiable, Equatable, Sendable {
         static let databaseTableName = "player"
         var id: Int64

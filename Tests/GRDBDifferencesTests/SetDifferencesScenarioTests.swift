@@ -9,7 +9,7 @@ import Testing
 /// The set-difference scenario of the diff observations issue, run through
 /// GRDB's `ValueObservation`: `setDifferences` on an observation of
 /// elements, and `trackingSetDifferences` on a request.
-@Suite struct SetDifferencesScenarioTests {
+@Suite(.onItsOwnThread) struct SetDifferencesScenarioTests {
     static let schemaSQL = """
         CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT);
         INSERT INTO player (id, name) VALUES (1, 'Arthur');

@@ -7,7 +7,7 @@ import TestSupport
 /// stuck, special files, locks taken while watching.
 ///
 /// Every wait is bounded; an outcome is never decided by sleeping.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread)
 struct FaultTests {
     /// A bound for what must happen promptly: far above the 200 ms period
     /// of the tool's checks, far below what a hang would take.

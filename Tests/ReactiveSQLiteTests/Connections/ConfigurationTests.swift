@@ -5,7 +5,7 @@ import ReactiveSQLite
 import TestSupport
 import Testing
 
-@Suite struct ConfigurationTests {
+@Suite(.onItsOwnThread) struct ConfigurationTests {
     private static let foreignKeySchema = """
         CREATE TABLE parent (id INTEGER PRIMARY KEY);
         CREATE TABLE child (parentID INTEGER REFERENCES parent(id));

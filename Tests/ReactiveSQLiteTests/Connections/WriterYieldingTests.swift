@@ -16,7 +16,7 @@ import Testing
 /// The outcomes do not depend on timing: each step waits for the one
 /// before (the shell's output, the connection's counters, bounded).
 #if REACTIVESQLITE_INTERNAL_CHECKS
-@Suite(.timeLimit(.minutes(2))) struct WriterYieldingTests {
+@Suite(.timeLimit(.minutes(2)), .onItsOwnThread) struct WriterYieldingTests {
     static let journalModes = ["delete", "truncate", "persist"]
 
     /// A file with one row, and a queue that observes external changes on it.

@@ -21,7 +21,7 @@ import Testing
 /// The watcher's counters exist in builds with `REACTIVESQLITE_INTERNAL_CHECKS`
 /// (debug, and release with `REACTIVESQLITE_INTERNAL_CHECKS=1`, as CI runs it).
 #if REACTIVESQLITE_INTERNAL_CHECKS
-@Suite(.timeLimit(.minutes(3))) struct ExternalChangeTests {
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct ExternalChangeTests {
     /// How the observed file is opened.
     enum Setup: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case rollbackJournalQueue

@@ -9,7 +9,7 @@ import Testing
 /// in-memory queue, a file queue and a WAL pool.
 ///
 /// Some tests wait on async sequences: the time limit turns a hang into a failure.
-@Suite(.timeLimit(.minutes(3))) struct ObservationGuaranteeTests {
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct ObservationGuaranteeTests {
     /// A table with one row whose version grows by one in each transaction.
     static let versionSchemaSQL = """
         CREATE TABLE counter (id INTEGER PRIMARY KEY, version INTEGER NOT NULL);
