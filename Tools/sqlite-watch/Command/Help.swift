@@ -4,7 +4,8 @@ enum Help {
 
     static let usage = """
         sqlite-watch DATABASE SQL [--ordered] [--key COLUMN ...] [--format table|json] [--count N]
-                     [--passphrase-file PATH] [--serve HOST:PORT [--map X,Y]]
+                     [--passphrase-file PATH] [--serve HOST:PORT [--map X,Y] [--max-connections N]
+                     [--header-timeout S] [--allow-host NAME ...] [--allow-origin ORIGIN ...]]
           sqlite-watch                (a demo: a leaderboard changed by another process)
           sqlite-watch --serve HOST:PORT   (the demo in a browser: a leaderboard and a map)
         """
@@ -30,7 +31,11 @@ enum Help {
         that shows the rows changing (a table, and a map of the rows' x/y or lon/lat columns, \
         or --map X,Y); /events is a stream of Server-Sent Events (`rows`, then one `diff` per \
         change, each the JSON object below, with an id: a client that reconnects with \
-        Last-Event-ID resumes); /ws is the same over a WebSocket. No SQL comes from clients.
+        Last-Event-ID resumes); /ws is the same over a WebSocket. No SQL comes from clients. \
+        Requests are checked before they are read: --max-connections (503 beyond), \
+        --header-timeout (408), Host must be an IP address, localhost, the --serve host or an \
+        --allow-host name (421), a web page opening the WebSocket must be the server's own or an \
+        --allow-origin (403).
 
         EXAMPLES:
           sqlite-watch app.db 'SELECT * FROM player'
