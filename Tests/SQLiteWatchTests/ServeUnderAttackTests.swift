@@ -170,6 +170,46 @@ struct ServeUnderAttackTests {
         try await served.stop()
     }
 
+    /// Beyond loopback, a token or `--no-auth` is required; the printed
+    /// URLs are real ones (not `*`, not a loopback URL alone); with a
+    /// token, every request carries it (a bearer header, or the cookie
+    /// that `/?token=` sets), others get 401.
+    @Test func servingBeyondLoopbackNeedsATokenThatEveryRequestCarries() async throws {
+        let database = try await WatchedDatabase.players()
+        let refused = try database.watch([Self.sql, "--serve", "0.0.0.0:0"])
+        #expect(try await refused.waitForExit() == .exit(64))
+        #expect(refused.errorText.contains("needs --token FILE"))
+
+        let open = try await ServedWatch(try database.watch([Self.sql, "--serve", "*:0", "--no-auth"]))
+        #expect(!open.process.outputText.contains("*"))
+        #expect(open.process.errorText.contains("anyone who can reach port"))
+        try await open.stop()
+
+        let tokenFile = database.directory.appendingPathComponent("token").path
+        let token = "s3cret-token-0123456789"
+        try Data("\(token)\n".utf8).write(to: URL(fileURLWithPath: tokenFile))
+        let served = try await ServedWatch(try database.watch([Self.sql, "--serve", "0.0.0.0:0", "--token", tokenFile]))
+        let port = served.port
+        let host = "Host: 127.0.0.1:\(port)\r\n"
+        let anonymous = try Self.exchange(port, "GET /events HTTP/1.1\r\n\(host)\r\n")
+        #expect(anonymous.status == 401)
+        #expect(!anonymous.text.contains("Arthur"))
+        let wrong = try Self.exchange(port, "GET / HTTP/1.1\r\n\(host)Authorization: Bearer \(token)x\r\n\r\n")
+        #expect(wrong.status == 401)
+        let bearer = try Self.exchange(port, "GET / HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(bearer.status == 200)
+        let signIn = try Self.exchange(port, "GET /?token=\(token) HTTP/1.1\r\n\(host)\r\n")
+        #expect(signIn.status == 303)
+        #expect(signIn.text.contains("Location: /\r\n"))
+        #expect(signIn.text.contains("Set-Cookie: sqlite-watch-token=\(token); Path=/; HttpOnly; SameSite=Strict"))
+        let events = try SSEClient(
+            port: port, path: "/events", headers: ["Cookie": "theme=dark; sqlite-watch-token=\(token)"],
+            replica: JSONRowReplica(keys: ["id"], isOrdered: false))
+        defer { events.disconnect() }
+        #expect(await events.wait(until: { $0.replica.hasRows })?.status == 200)
+        try await served.stop()
+    }
+
     /// More connections than the limit: the extra ones are answered 503
     /// and closed at once; the server spins no loop (its CPU time stays
     /// low) and serves again once connections close. With a descriptor

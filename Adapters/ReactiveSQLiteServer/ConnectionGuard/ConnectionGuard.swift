@@ -44,6 +44,13 @@ public struct ConnectionGuardOptions: Sendable, Hashable {
     /// another scheme, comes from a program and is accepted.
     public var allowedOrigins: Set<String> = []
 
+    /// A secret every request must carry, or nil for none: as
+    /// `Authorization: Bearer TOKEN`, or in the cookie a browser gets by
+    /// opening any URL with `?token=TOKEN` once (answered `303` to the same
+    /// URL without it, with the cookie: HttpOnly, SameSite=Strict). Other
+    /// requests get `401`. Compared in constant time.
+    public var accessToken: String?
+
     /// The default limits: loopback names only.
     public init() {}
 }

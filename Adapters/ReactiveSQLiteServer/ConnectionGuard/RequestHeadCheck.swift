@@ -14,7 +14,9 @@ struct RequestHeadCheck {
 
         var reasonPhrase: String {
             switch status {
+            case 303: "See Other"
             case 400: "Bad Request"
+            case 401: "Unauthorized"
             case 403: "Forbidden"
             case 408: "Request Timeout"
             case 413: "Content Too Large"
@@ -33,6 +35,9 @@ struct RequestHeadCheck {
         /// A WebSocket upgrade: what follows the head is the socket's frames.
         var isUpgrade: Bool
     }
+
+    /// The name of the cookie that carries `ConnectionGuardOptions.accessToken`.
+    static let tokenCookieName = "sqlite-watch-token"
 
     let options: ConnectionGuardOptions
 
@@ -135,6 +140,12 @@ struct RequestHeadCheck {
                 status: 421,
                 message: "this server does not answer for the host '\(host.prefix(128))' (sqlite-watch: --allow-host NAME)"))
         }
+        if let token = options.accessToken {
+            let target = String(decoding: parts[1], as: UTF8.self)
+            if let refusal = checkToken(token, target: target, authorization: values("authorization"), cookies: values("cookie")) {
+                return .failure(refusal)
+            }
+        }
         if values("transfer-encoding").isEmpty == false || values("content-length").contains(where: { $0 != "0" }) {
             return .failure(Refusal(status: 413, message: "this server takes no request body"))
         }
@@ -157,6 +168,69 @@ struct RequestHeadCheck {
                 message: "a page of '\(origin.prefix(128))' may not open this WebSocket (sqlite-watch: --allow-origin ORIGIN)"))
         }
         return .success(Accepted(isUpgrade: true))
+    }
+
+    // MARK: - Token
+
+    /// Nil when the request carries `token`; else the refusal: a `303` that
+    /// sets the cookie for a target with `token=`, a `401` otherwise.
+    func checkToken(_ token: String, target: String, authorization: [String], cookies: [String]) -> Refusal? {
+        for value in authorization where value.lowercased().hasPrefix("bearer ") {
+            if Self.isEqualInConstantTime(String(value.dropFirst(7)).trimmingSuffix(" \t"), token) { return nil }
+        }
+        for header in cookies {
+            for pair in header.split(separator: ";") {
+                let pair = pair.drop { $0 == " " }
+                guard pair.hasPrefix(Self.tokenCookieName + "=") else { continue }
+                if Self.isEqualInConstantTime(String(pair.dropFirst(Self.tokenCookieName.count + 1)), token) { return nil }
+            }
+        }
+        if let query = target.firstIndex(of: "?") {
+            let items = target[target.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false)
+            if let given = items.first(where: { $0.hasPrefix("token=") }),
+                Self.isEqualInConstantTime(Self.percentDecoded(given.dropFirst(6)), token)
+            {
+                let rest = items.filter { !$0.hasPrefix("token=") }
+                let location = String(target[..<query]) + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&"))
+                return Refusal(
+                    status: 303, message: "signed in: go on to \(location)",
+                    extraHeaders: [
+                        ("Location", location),
+                        ("Set-Cookie", "\(Self.tokenCookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"),
+                    ])
+            }
+        }
+        return Refusal(
+            status: 401, message: "this server needs its token: open /?token=TOKEN once, or send Authorization: Bearer TOKEN",
+            extraHeaders: [("WWW-Authenticate", "Bearer")])
+    }
+
+    /// Whether `a` and `b` are equal, in a time that depends on their
+    /// lengths only.
+    static func isEqualInConstantTime(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+
+    /// `%XX` sequences decoded (and `+` as a space), as a URL's query gives them.
+    static func percentDecoded(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
+                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+            } else {
+                bytes.append(byte == UInt8(ascii: "+") ? 32 : byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: - Host and Origin

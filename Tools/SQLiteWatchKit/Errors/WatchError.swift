@@ -36,8 +36,8 @@ extension WatchError {
                 + "database (SQLITE_NOTADB: file is not a database)")
     }
 
-    public static func unreadablePassphraseFile(_ path: String, reason: String) -> WatchError {
-        WatchError(status: .usageError, message: "cannot read the passphrase file \(path): \(reason)")
+    public static func unreadablePassphraseFile(_ path: String, reason: String, kind: String = "passphrase") -> WatchError {
+        WatchError(status: .usageError, message: "cannot read the \(kind) file \(path): \(reason)")
     }
 
     public static func cannotOpen(_ path: String, _ error: DatabaseError) -> WatchError {

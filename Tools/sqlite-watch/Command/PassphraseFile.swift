@@ -13,17 +13,17 @@ enum PassphraseFile {
     ///
     /// - Throws: A `WatchError` (status 64) when the file cannot be read,
     ///   is not UTF-8, or its first line is empty.
-    static func read(path: String) throws(WatchError) -> String {
+    static func read(path: String, kind: String = "passphrase") throws(WatchError) -> String {
         guard let data = contents(ofFileAt: path) else {
-            throw WatchError.unreadablePassphraseFile(path, reason: String(cString: strerror(errno)))
+            throw WatchError.unreadablePassphraseFile(path, reason: String(cString: strerror(errno)), kind: kind)
         }
         guard let text = String(validating: data, as: UTF8.self) else {
-            throw WatchError.unreadablePassphraseFile(path, reason: "it is not UTF-8 text")
+            throw WatchError.unreadablePassphraseFile(path, reason: "it is not UTF-8 text", kind: kind)
         }
         let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let passphrase = line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
         guard !passphrase.isEmpty else {
-            throw WatchError.unreadablePassphraseFile(path, reason: "its first line is empty")
+            throw WatchError.unreadablePassphraseFile(path, reason: "its first line is empty", kind: kind)
         }
         return passphrase
     }

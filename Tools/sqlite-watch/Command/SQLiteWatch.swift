@@ -97,6 +97,17 @@ struct SQLiteWatch: ParsableCommand {
         valueName: "origin"))
     var allowedOrigins: [String] = []
 
+    @Option(name: .customLong("token"), help: ArgumentHelp(
+        "With --serve: a file whose first line (16 characters or more) every request must carry: "
+            + "Authorization: Bearer TOKEN, or the cookie a browser gets by opening /?token=TOKEN once. "
+            + "Needed to serve beyond loopback. Example: --token ~/.watch-token",
+        valueName: "path"))
+    var tokenFile: String?
+
+    @Flag(name: .customLong("no-auth"), help: ArgumentHelp(
+        "With --serve beyond loopback: serve without a token (anyone who can reach the port reads the rows)."))
+    var noAuth = false
+
     /// The demo's writer, run by the demo in a child process.
     @Option(name: .customLong("demo-writer"), help: .private)
     var demoWriterPath: String?
@@ -119,6 +130,17 @@ struct SQLiteWatch: ParsableCommand {
         }
         if serve == nil, maxConnections != nil || headerTimeout != 10 || !allowedHosts.isEmpty || !allowedOrigins.isEmpty {
             throw ValidationError("--max-connections, --header-timeout, --allow-host and --allow-origin apply to --serve only")
+        }
+        if serve == nil, tokenFile != nil || noAuth {
+            throw ValidationError("--token and --no-auth apply to --serve only")
+        }
+        if tokenFile != nil, noAuth {
+            throw ValidationError("--token and --no-auth exclude each other")
+        }
+        if let serve, let address = try? ServeAddress(serve), !address.isLoopback, tokenFile == nil, !noAuth {
+            throw ValidationError(
+                "serving on \(address.host), beyond this machine, needs --token FILE (a secret every request "
+                    + "carries) or --no-auth (anyone who can reach the port reads the rows)")
         }
         if let maxConnections, maxConnections < 1 {
             throw ValidationError("--max-connections must be at least 1")
@@ -174,11 +196,29 @@ struct SQLiteWatch: ParsableCommand {
     @MainActor
     private func startServing(_ serve: String, passphrase: String?) {
         #if Server
-        do {
+        do throws(WatchError) {
             let address = try ServeAddress(serve)
-            let access = ServeAccess(
+            var access = ServeAccess(
                 maxConnections: maxConnections, headerTimeout: .milliseconds(Int64((headerTimeout * 1000).rounded())),
                 allowedHosts: allowedHosts, allowedOrigins: allowedOrigins)
+            if let tokenFile {
+                let token = try PassphraseFile.read(path: tokenFile, kind: "token")
+                guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ";" && $0 != "," }) else {
+                    throw WatchError(
+                        status: .usageError,
+                        message: "the token in \(tokenFile) must be 16 or more printable ASCII characters, "
+                            + "without spaces, ';' or ','")
+                }
+                access.token = token
+            }
+            if !address.isLoopback {
+                StandardStreams.note(
+                    "serving on \(address.host): anyone who can reach port \(address.port) of this machine "
+                        + (access.token == nil
+                            ? "reads the rows (--no-auth)"
+                            : "and has the token reads the rows; without TLS the token travels in clear: "
+                                + "keep to trusted networks or put a TLS proxy in front"))
+            }
             guard let database, let sql else {
                 Demo.serve(address: address, access: access)
                 return

@@ -138,8 +138,11 @@ final class LiveServer {
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "sqlite-watch"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? address.port
-                let url = address.url(port: port)
-                _ = StandardStreams.output("serving \(url) (Server-Sent Events: \(url)events, WebSocket: \(url)ws)\n")
+                let urls = address.urls(port: port)
+                let url = urls[0]
+                let others = urls.dropFirst().map { " and \($0)" }.joined()
+                _ = StandardStreams.output(
+                    "serving \(url)\(others) (Server-Sent Events: \(url)events, WebSocket: \(url)ws)\n")
             },
             logger: logger)
         Task {

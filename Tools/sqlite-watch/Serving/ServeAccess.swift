@@ -15,6 +15,8 @@ struct ServeAccess {
     var headerTimeout: Duration = .seconds(10)
     var allowedHosts: [String] = []
     var allowedOrigins: [String] = []
+    /// The token every request must carry (`--token FILE`).
+    var token: String?
 
     /// Descriptors kept for the database, its journal or log, the file
     /// monitor, standard streams and the runtime.
@@ -36,6 +38,7 @@ struct ServeAccess {
         if !host.isEmpty, host != "0.0.0.0", host != "::", host != "*" { names.insert(host) }
         options.allowedHostNames = names
         options.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
+        options.accessToken = token
         return options
     }
 

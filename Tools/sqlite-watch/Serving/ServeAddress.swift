@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SQLiteWatchKit
 
 /// Where `--serve` listens: `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
@@ -20,13 +25,53 @@ struct ServeAddress: Equatable {
             if host.isEmpty { throw invalid }
         }
         guard let port = Int(portText), (0...65535).contains(port) else { throw invalid }
-        self.host = host
+        // `*`: every interface, IPv6 and IPv4.
+        self.host = host == "*" ? "::" : host
         self.port = port
     }
 
-    /// The URL a browser opens, for the port actually bound.
-    func url(port: Int) -> String {
-        let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
-        return "http://\(shownHost.contains(":") ? "[\(shownHost)]" : shownHost):\(port)/"
+    /// Whether the address is every interface (`0.0.0.0`, `::`, `*`).
+    var isWildcard: Bool { host == "0.0.0.0" || host == "::" }
+
+    /// Whether only this machine can connect: a loopback address or name.
+    var isLoopback: Bool {
+        let host = host.lowercased()
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// The URLs a browser opens, for the port actually bound: the host's,
+    /// or for every interface, the loopback address first, then this
+    /// machine's other IPv4 addresses.
+    func urls(port: Int) -> [String] {
+        guard isWildcard else { return [Self.url(host, port: port)] }
+        var hosts = ["127.0.0.1"]
+        for address in Self.interfaceAddresses() where !hosts.contains(address) { hosts.append(address) }
+        return hosts.map { Self.url($0, port: port) }
+    }
+
+    private static func url(_ host: String, port: Int) -> String {
+        "http://\(host.contains(":") ? "[\(host)]" : host):\(port)/"
+    }
+
+    /// The IPv4 addresses of this machine's interfaces that are up.
+    static func interfaceAddresses() -> [String] {
+        var first: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&first) == 0 else { return [] }
+        defer { freeifaddrs(first) }
+        var addresses: [String] = []
+        var next = first
+        while let entry = next {
+            defer { next = entry.pointee.ifa_next }
+            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                entry.pointee.ifa_flags & UInt32(IFF_UP) != 0
+            else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
+                var raw = ipv4.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+            }
+            addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return addresses
     }
 }
