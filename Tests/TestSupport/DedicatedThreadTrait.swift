@@ -23,56 +23,9 @@ public struct DedicatedThreadTrait: TestTrait, SuiteTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        // The pool throttled the tests to as many at once as cores; off it,
-        // a limit of our own keeps them from all running at once.
-        await DedicatedThreadSlots.shared.acquire()
-        defer { DedicatedThreadSlots.shared.release() }
         let executor = DedicatedThreadExecutor(name: test.name)
         defer { executor.finish() }
         try await withTaskExecutorPreference(executor) { try await function() }
-    }
-}
-
-/// How many test cases run on dedicated threads at once: twice the cores,
-/// at least 4. Waiting for a slot is an `await`: it holds no thread.
-final class DedicatedThreadSlots: Sendable {
-    static let shared = DedicatedThreadSlots(count: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
-
-    private struct State {
-        var available: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state: Locked<State>
-
-    init(count: Int) {
-        state = Locked(State(available: count))
-    }
-
-    func acquire() async {
-        await withCheckedContinuation { continuation in
-            let isAdmitted = state.withLock { state -> Bool in
-                guard state.available > 0 else {
-                    state.waiters.append(continuation)
-                    return false
-                }
-                state.available -= 1
-                return true
-            }
-            if isAdmitted { continuation.resume() }
-        }
-    }
-
-    func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiters.isEmpty else {
-                state.available += 1
-                return nil
-            }
-            // The slot passes to the first waiter.
-            return state.waiters.removeFirst()
-        }
-        next?.resume()
     }
 }
 

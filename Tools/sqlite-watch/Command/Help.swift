@@ -5,7 +5,8 @@ enum Help {
     static let usage = """
         sqlite-watch DATABASE SQL [--ordered] [--key COLUMN ...] [--format table|json] [--count N]
                      [--passphrase-file PATH] [--serve HOST:PORT [--map X,Y] [--max-connections N]
-                     [--header-timeout S] [--allow-host NAME ...] [--allow-origin ORIGIN ...]]
+                     [--header-timeout S] [--allow-host NAME ...] [--allow-origin ORIGIN ...]
+                     [--token PATH | --no-auth]]
           sqlite-watch                (a demo: a leaderboard changed by another process)
           sqlite-watch --serve HOST:PORT   (the demo in a browser: a leaderboard and a map)
         """
@@ -35,7 +36,9 @@ enum Help {
         Requests are checked before they are read: --max-connections (503 beyond), \
         --header-timeout (408), Host must be an IP address, localhost, the --serve host or an \
         --allow-host name (421), a web page opening the WebSocket must be the server's own or an \
-        --allow-origin (403).
+        --allow-origin (403). Beyond loopback (0.0.0.0, '*', a host name), --token FILE: every \
+        request carries the token (Authorization: Bearer, or the cookie that /?token=TOKEN \
+        sets); or --no-auth.
 
         EXAMPLES:
           sqlite-watch app.db 'SELECT * FROM player'
