@@ -11,6 +11,9 @@ struct LiveEvent: Sendable {
         case error
         /// Nothing to say: a keep-alive comment (Server-Sent Events only).
         case ping
+        /// `{"notice":"…"}`: what the server says about the data (a lock
+        /// that delays it), or `{"notice":null}` when it no longer says it.
+        case notice
     }
 
     var kind: Kind
@@ -27,6 +30,10 @@ struct LiveEvent: Sendable {
     }
 
     static let ping = LiveEvent(kind: .ping, id: nil, data: "")
+
+    static func notice(_ text: String?) -> LiveEvent {
+        LiveEvent(kind: .notice, id: nil, data: "{\"notice\":\(text.map(JSONText.string) ?? "null")}")
+    }
 
     /// The event as Server-Sent Events text: `id`, `event` and `data` lines
     /// and the blank line that ends it (the data holds no newline: JSON

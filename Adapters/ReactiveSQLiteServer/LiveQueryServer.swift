@@ -46,6 +46,7 @@ public final class LiveQueryServer: Sendable {
     private struct State {
         var shared: [SharedLiveQuery.Key: SharedLiveQuery] = [:]
         var subscriberCount = 0
+        var notice: String?
     }
 
     /// A server for `queries`, read through `reader`.
@@ -107,6 +108,24 @@ public final class LiveQueryServer: Sendable {
         }
     }
 
+    /// What every subscriber is told about the data, or nil: an
+    /// application sets it when the data is delayed (another process holds
+    /// a lock on the database, say). Subscribers get a `notice` event
+    /// (`{"notice":"…"}`, then `{"notice":null}` when it is cleared), new
+    /// ones after their first rows.
+    public var notice: String? {
+        get { state.withLock { $0.notice } }
+        set {
+            let all = state.withLock { state -> [SharedLiveQuery] in
+                state.notice = newValue
+                return Array(state.shared.values)
+            }
+            for shared in all {
+                for subscriber in shared.subscribers { subscriber.wake() }
+            }
+        }
+    }
+
     /// The names of the registered queries, sorted.
     public var queryNames: [String] { queries.keys.sorted() }
 
@@ -146,7 +165,8 @@ public final class LiveQueryServer: Sendable {
             state.shared[key] = shared
             // Added under the server's lock: an idle observation cannot be
             // stopped between its lookup and its new subscriber (see `stopIfIdle`).
-            let subscription = LiveSubscription(shared: shared, maxQueuedBytes: maxQueuedBytes)
+            let subscription = LiveSubscription(
+                shared: shared, maxQueuedBytes: maxQueuedBytes, notice: { [weak self] in self?.notice })
             subscription.resume(from: shared.add(subscription, lastEventID: lastEventID))
             return .success((subscription, existing == nil))
         }

@@ -16,18 +16,23 @@ final class LiveSubscription: Sendable {
     let wakeups: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     private let maxQueuedBytes: Int
+    /// The server's notice now.
+    private let notice: @Sendable () -> String?
     private let state = LockedState(State())
 
     private struct State {
         var lastSent: LiveRevision?
+        /// The notice the client holds (none at first).
+        var noticeSent: String?
         var needsPing = false
         var endReason: String?
         var hasEnded = false
     }
 
-    init(shared: SharedLiveQuery, maxQueuedBytes: Int) {
+    init(shared: SharedLiveQuery, maxQueuedBytes: Int, notice: @escaping @Sendable () -> String? = { nil }) {
         self.shared = shared
         self.maxQueuedBytes = maxQueuedBytes
+        self.notice = notice
         (wakeups, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -85,6 +90,16 @@ final class LiveSubscription: Sendable {
                 }
                 return event
             }
+        }
+        // A notice once the client has rows, when it changed.
+        if lastSent != nil || shared.latest != nil {
+            let current = notice()
+            let changed = state.withLock { state -> Bool in
+                guard state.noticeSent != current else { return false }
+                state.noticeSent = current
+                return true
+            }
+            if changed { return .notice(current) }
         }
         return needsPing ? .ping : nil
     }

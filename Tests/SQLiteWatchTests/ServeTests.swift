@@ -161,6 +161,29 @@ import TestSupport
         try await served.stop()
     }
 
+    /// Another process holds an exclusive lock longer than the busy
+    /// timeout: standard error says so, as for the plain watch, and every
+    /// stream gets a `notice` (the page's status line shows it); both are
+    /// cleared when the lock ends, and the change it held comes.
+    @Test func aLockWhileServingIsNotedOnStandardErrorAndInTheStreams() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: "SELECT * FROM player ORDER BY id", ["--busy-timeout", "0.3"])
+        let events = try SSEClient(port: served.port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: false))
+        defer { events.disconnect() }
+        #expect(await events.wait(until: { $0.replica.hasRows }) != nil)
+        let locker = try LockHolder(database)
+        try await locker.waitUntilHeld()
+        try await served.process.waitForError(containing: "the database is locked by another connection or process")
+        let noticed = try #require(await events.wait(until: { $0.events.contains { $0.name == "notice" } }))
+        #expect(noticed.events.last?.data == #"{"notice":"the database is locked by another process: changes wait for the lock's end"}"#)
+        locker.release()
+        try await served.process.waitForError(containing: "the database is no longer locked")
+        #expect(await events.wait(until: { $0.events.last?.data == #"{"notice":null}"# }) != nil)
+        try await database.execute("UPDATE player SET score = 7 WHERE id = 1")
+        #expect(await events.wait(until: { $0.events.last?.name == "diff" }) != nil)
+        try await served.stop()
+    }
+
     @Test func servingNeedsAValidAddressAndQuery() async throws {
         let database = try await WatchedDatabase.players()
         for (arguments, status, message) in [

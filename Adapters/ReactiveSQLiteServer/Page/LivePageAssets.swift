@@ -38,6 +38,7 @@ enum LivePageAssets {
         #status.live::before { color: #2a9d3a; }
         #status.connecting::before, #status.reconnecting::before { color: #d08a00; }
         #status.failed::before { color: #c0392b; }
+        #status.waiting::before { color: #d08a00; }
         main { display: flex; flex-direction: column; gap: 1.2em; padding: 1.2em; }
         section.panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 0.8em 1em; }
         section.panel h2 { font-size: 1em; margin: 0 0 0.6em; font-weight: 600; }
@@ -76,6 +77,8 @@ enum LivePageAssets {
         const statusLine = document.getElementById("status");
         const panels = [];
         let lastChange = null;
+        // What the server says about the data (a lock that delays it), or null.
+        let notice = null;
 
         // What a value of the tool's JSON shows as, and whether it is a number.
         function valueText(value) {
@@ -97,10 +100,12 @@ enum LivePageAssets {
           if (states.includes("failed")) state = "failed";
           else if (states.includes("reconnecting")) state = "reconnecting";
           else if (states.includes("connecting")) state = "connecting";
-          const words = { live: "live", connecting: "connecting…", reconnecting: "reconnecting…", failed: "failed" };
+          if (state === "live" && notice) state = "waiting";
+          const words = { live: "live", waiting: "waiting", connecting: "connecting…", reconnecting: "reconnecting…", failed: "failed" };
           let text = words[state];
           const reasons = panels.map(panel => panel.reason).filter(reason => reason);
-          if (reasons.length > 0 && state !== "live") text += " (" + reasons[0] + ")";
+          if (state === "waiting") text += " (" + notice + ")";
+          else if (reasons.length > 0 && state !== "live") text += " (" + reasons[0] + ")";
           text += lastChange ? " · last change " + lastChange.toLocaleTimeString() : " · no change yet";
           statusLine.className = state;
           statusLine.textContent = text;
@@ -149,6 +154,7 @@ enum LivePageAssets {
             source.onopen = () => { this.state = "live"; this.reason = null; updateStatus(); };
             source.addEventListener("rows", event => { this.showRows(JSON.parse(event.data).rows); this.changed(); });
             source.addEventListener("diff", event => { this.apply(JSON.parse(event.data)); this.changed(); });
+            source.addEventListener("notice", event => { notice = JSON.parse(event.data).notice; updateStatus(); });
             source.addEventListener("error", event => {
               // A server's error event carries its reason; the browser's has none.
               if (event.data) this.reason = JSON.parse(event.data).error;

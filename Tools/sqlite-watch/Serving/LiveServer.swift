@@ -41,6 +41,12 @@ final class LiveServer {
     private let settings: Settings
     private var fileMonitor: DatabaseFileMonitor?
     private var isWaitingForLock = false
+    private var liveQueries: LiveQueryServer?
+    /// Since when another process holds a write lock, as seen by the checks
+    /// of the file monitor.
+    private var lockedSince: ContinuousClock.Instant?
+    /// Whether the lock note was printed (and the notice set) for this lock.
+    private var isLockNoted = false
 
     init(settings: Settings) {
         self.settings = settings
@@ -52,7 +58,7 @@ final class LiveServer {
         Self.running = self
         do {
             let monitor = try DatabaseFileMonitor(path: settings.path)
-            monitor.start(onFailure: { error in Lifecycle.fail(error) }, onCheck: {})
+            monitor.start(onFailure: { error in Lifecycle.fail(error) }, onCheck: { [weak self] in self?.checkLock() })
             fileMonitor = monitor
         } catch {
             fail(error)
@@ -99,6 +105,7 @@ final class LiveServer {
         } catch let error as LiveQueryServerError {
             throw WatchError(status: .queryError, message: error.message)
         }
+        self.liveQueries = liveQueries
         let page = LivePage(title: settings.pageTitle, panels: zip(settings.queries, inspections).map { query, inspection in
             let keys = JSONRenderer.objectKeys(inspection.columnNames)
             let keyColumns = inspection.identity.columnIndexes(in: inspection.columnNames)?.map { keys[$0] } ?? []
@@ -153,6 +160,33 @@ final class LiveServer {
                     status: .databaseError,
                     message: "cannot serve on \(address.host):\(address.port): \(error)"))
             }
+        }
+    }
+
+    /// After each check of the file monitor: a write lock held by another
+    /// process longer than the busy timeout delays every change (the reads
+    /// wait for its end); standard error says so, as the plain watch does,
+    /// and so do the pages and streams (a `notice`), until it ends.
+    private func checkLock() {
+        guard let monitor = fileMonitor, let liveQueries else { return }
+        guard monitor.anotherProcessHoldsWriteLock else {
+            lockedSince = nil
+            if isLockNoted {
+                isLockNoted = false
+                StandardStreams.note("the database is no longer locked")
+                liveQueries.notice = nil
+            }
+            return
+        }
+        let now = ContinuousClock.now
+        let since = lockedSince ?? now
+        lockedSince = since
+        if !isLockNoted, now - since >= settings.busyTimeout {
+            isLockNoted = true
+            StandardStreams.note(
+                "the database is locked by another connection or process: the rows served are those before the lock, "
+                    + "until it ends")
+            liveQueries.notice = "the database is locked by another process: changes wait for the lock's end"
         }
     }
 
