@@ -105,6 +105,56 @@ struct BrowserTests {
         try await browser.stop()
     }
 
+    /// A change moves only the rows it concerns in the document: the other
+    /// rows stay where they are, so their animations do not start again
+    /// (every row was appended anew at each change, and an old highlight
+    /// replayed). Counted with a MutationObserver on the table's body.
+    @Test func aChangeMovesOnlyTheRowsItConcerns() async throws {
+        let places = (1...40).map { "INSERT INTO place VALUES (\($0), 'Place \(1000 + $0)', \($0), \($0))" }
+        let database = try await WatchedDatabase("""
+            PRAGMA journal_mode = wal;
+            CREATE TABLE place (id INTEGER PRIMARY KEY, name TEXT NOT NULL, x REAL NOT NULL, y REAL NOT NULL);
+            \(places.joined(separator: ";\n"));
+            """)
+        let served = try await ServedWatch(database, sql: Self.sql, ["--ordered"])
+        let browser = try await HeadlessChromium()
+        do {
+            try await browser.withPage { page in
+                try await page.navigate(to: served.url)
+                try await Self.waitUntilPageShows(
+                    try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
+                _ = try await page.evaluate("""
+                    (() => {
+                      window.movedRows = 0;
+                      new MutationObserver(records => {
+                        for (const record of records) window.movedRows += record.addedNodes.length;
+                      }).observe(document.querySelector("#panel-0 tbody"), { childList: true });
+                      return "observing";
+                    })()
+                    """)
+                // An update in place, then a move of one row to the top and
+                // one to the bottom, then an insertion.
+                for (statement, moves) in [
+                    ("UPDATE place SET x = 99 WHERE id = 6", 0),
+                    ("UPDATE place SET name = 'Place 0000' WHERE id = 30", 1),
+                    ("UPDATE place SET name = 'Place 9999' WHERE id = 3", 1),
+                    ("INSERT INTO place VALUES (41, 'Place 1020b', 1, 1)", 1),
+                ] {
+                    _ = try await page.evaluate("window.movedRows = 0")
+                    try await database.execute(statement)
+                    try await Self.waitUntilPageShows(
+                        try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
+                    #expect(try await page.evaluate("String(window.movedRows)") == "\(moves)", "\(statement)")
+                }
+            }
+        } catch {
+            try await browser.stop()
+            throw error
+        }
+        try await browser.stop()
+        try await served.stop()
+    }
+
     /// Polls the page's DOM until its table and its points are `expected`'s
     /// rows; returns what the page showed. Throws after 30 s.
     @discardableResult

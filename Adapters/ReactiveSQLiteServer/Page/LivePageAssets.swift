@@ -90,6 +90,27 @@ enum LivePageAssets {
           }
           return String(value);
         }
+        // The indexes of a longest strictly increasing run of the values
+        // that are not negative (patience sorting, O(n log n)).
+        function increasingRun(values) {
+          const tails = [], tailIndexes = [], previous = new Array(values.length).fill(-1);
+          values.forEach((value, index) => {
+            if (value < 0) return;
+            let low = 0, high = tails.length;
+            while (low < high) {
+              const middle = (low + high) >> 1;
+              if (tails[middle] < value) low = middle + 1; else high = middle;
+            }
+            tails[low] = value;
+            tailIndexes[low] = index;
+            previous[index] = low > 0 ? tailIndexes[low - 1] : -1;
+          });
+          const run = new Set();
+          for (let index = tailIndexes.length > 0 ? tailIndexes[tailIndexes.length - 1] : -1; index >= 0; index = previous[index]) {
+            run.add(index);
+          }
+          return run;
+        }
         function isNumeric(value) {
           return typeof value === "number" || (typeof value === "string" && /^-?(\d+|Infinity)$/.test(value));
         }
@@ -259,10 +280,27 @@ enum LivePageAssets {
             } else {
               this.entries = kept.concat(inserted);
             }
-            // The rows in their order, leaving rows where they were.
-            for (const entry of this.entries) this.tbody.appendChild(entry.tr);
-            for (const entry of gone) if (entry.tr.isConnected) this.tbody.appendChild(entry.tr);
+            this.placeRows();
             if (before) this.slide(before);
+          }
+
+          // The rows in their order, moving as few as can be: a row moved in
+          // the document restarts its animations (every row flashed again at
+          // each change when all were appended anew). The rows that keep
+          // their relative order (a longest increasing run of their current
+          // places) stay; the others, and new rows, go before their next
+          // row. Leaving rows fade where they were.
+          placeRows() {
+            const places = new Map();
+            let place = 0;
+            for (let node = this.tbody.firstChild; node; node = node.nextSibling) places.set(node, place++);
+            const stays = increasingRun(this.entries.map(entry => places.has(entry.tr) ? places.get(entry.tr) : -1));
+            let next = null;
+            for (let index = this.entries.length - 1; index >= 0; index--) {
+              const tr = this.entries[index].tr;
+              if (!stays.has(index)) this.tbody.insertBefore(tr, next);
+              next = tr;
+            }
           }
 
           positions() {
