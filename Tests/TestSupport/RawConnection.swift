@@ -12,23 +12,7 @@ public final class RawConnection: Sendable {
 
     /// Connects to `127.0.0.1:port`.
     public init(port: Int) throws {
-        let socketNumber = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socketNumber >= 0 else { throw SSEClientError("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketNumber, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let code = errno
-            Glibc.close(socketNumber)
-            throw SSEClientError("connect to port \(port): errno \(code)")
-        }
-        descriptor = Locked(socketNumber)
+        descriptor = Locked(try connectToLoopback(port: port))
     }
 
     deinit { close() }
@@ -110,4 +94,27 @@ public final class RawConnection: Sendable {
 public func httpStatus(of response: String) -> Int? {
     guard response.hasPrefix("HTTP/1.1 ") else { return nil }
     return Int(response.dropFirst(9).prefix(3))
+}
+
+/// A TCP socket connected to `127.0.0.1:port`; `configure` runs on the
+/// socket before it connects (a receive buffer size, say).
+func connectToLoopback(port: Int, configure: (Int32) -> Void = { _ in }) throws -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { throw SSEClientError("socket: errno \(errno)") }
+    configure(descriptor)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else {
+        let code = errno
+        Glibc.close(descriptor)
+        throw SSEClientError("connect to port \(port): errno \(code)")
+    }
+    return descriptor
 }
