@@ -9,7 +9,7 @@ import Testing
 /// asynchronous sequence of `values(in:)`.
 ///
 /// Some tests wait on async sequences: the time limit turns a hang into a failure.
-@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct ValueObservationSchedulingTests {
+@Suite(.timeLimit(.minutes(3))) struct ValueObservationSchedulingTests {
     // MARK: - Schedulers
 
     let mainQueueLabel = "com.apple.main-thread"
