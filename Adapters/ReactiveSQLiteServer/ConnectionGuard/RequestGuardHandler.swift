@@ -108,8 +108,7 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
     private func startDeadline(_ context: ChannelHandlerContext) {
         guard deadline == nil, !isRefused, !passesThrough else { return }
         let timeout = connectionGuard.options.headerTimeout
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
             deadline = nil
             refuse(context, RequestHeadCheck.Refusal(
                 status: 408, message: "the request's head did not arrive within \(timeout)"))
@@ -174,9 +173,8 @@ extension HTTPServerBuilder {
         maxFrameSize: Int = 1 << 14
     ) -> HTTPServerBuilder where WSResponderBuilder.Responder.Context: WebSocketRequestContext {
         let webSocketResponder = webSocketRouter.buildResponder()
-        let nanoseconds = idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: .nanoseconds(nanoseconds)),
+            http1: .init(idleTimeout: TimeAmount(idleTimeout)),
             ws: .init(maxFrameSize: maxFrameSize, validateUTF8: true))
         return HTTPServerBuilder { responder in
             GuardedChildChannel(

@@ -1,4 +1,5 @@
 #if Server
+import Foundation
 /// The checks of one HTTP/1.x request head, on its bytes: what
 /// `RequestGuardHandler` decides before the HTTP decoder sees them.
 struct RequestHeadCheck {
@@ -127,7 +128,7 @@ struct RequestHeadCheck {
             }
             fields.append((
                 String(decoding: line[line.startIndex..<colon], as: UTF8.self).lowercased(),
-                String(decoding: value, as: UTF8.self).trimmingSuffix(" \t")))
+                String(decoding: value, as: UTF8.self).trimmingCharacters(in: .whitespaces)))
         }
         func values(_ name: String) -> [String] { fields.filter { $0.name == name }.map(\.value) }
 
@@ -150,7 +151,7 @@ struct RequestHeadCheck {
             return .failure(Refusal(status: 413, message: "this server takes no request body"))
         }
         let upgrade = values("upgrade").joined(separator: ",").lowercased()
-        guard upgrade.split(separator: ",").contains(where: { $0.trimmingCharacters() == "websocket" }) else {
+        guard upgrade.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "websocket" }) else {
             return .success(Accepted(isUpgrade: false))
         }
         // A WebSocket handshake (RFC 6455, 4.2.1).
@@ -176,7 +177,7 @@ struct RequestHeadCheck {
     /// sets the cookie for a target with `token=`, a `401` otherwise.
     func checkToken(_ token: String, target: String, authorization: [String], cookies: [String]) -> Refusal? {
         for value in authorization where value.lowercased().hasPrefix("bearer ") {
-            if Self.isEqualInConstantTime(String(value.dropFirst(7)).trimmingSuffix(" \t"), token) { return nil }
+            if Self.isEqualInConstantTime(String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces), token) { return nil }
         }
         for header in cookies {
             for pair in header.split(separator: ";") {
@@ -188,7 +189,7 @@ struct RequestHeadCheck {
         if let query = target.firstIndex(of: "?") {
             let items = target[target.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false)
             if let given = items.first(where: { $0.hasPrefix("token=") }),
-                Self.isEqualInConstantTime(Self.percentDecoded(given.dropFirst(6)), token)
+                Self.isEqualInConstantTime(String(given.dropFirst(6)).removingPercentEncoding ?? "", token)
             {
                 let rest = items.filter { !$0.hasPrefix("token=") }
                 let location = String(target[..<query]) + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&"))
@@ -215,22 +216,6 @@ struct RequestHeadCheck {
             difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
         }
         return difference == 0
-    }
-
-    /// `%XX` sequences decoded (and `+` as a space), as a URL's query gives them.
-    static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-            } else {
-                bytes.append(byte == UInt8(ascii: "+") ? 32 : byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: - Host and Origin
@@ -313,23 +298,6 @@ struct RequestHeadCheck {
             index += 1
         }
         return nil
-    }
-}
-
-extension String {
-    fileprivate func trimmingSuffix(_ characters: String) -> String {
-        var result = Substring(self)
-        while let last = result.last, characters.contains(last) { result = result.dropLast() }
-        return String(result)
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters() -> Substring {
-        var result = self
-        while let first = result.first, first == " " || first == "\t" { result = result.dropFirst() }
-        while let last = result.last, last == " " || last == "\t" { result = result.dropLast() }
-        return result
     }
 }
 

@@ -183,9 +183,7 @@ final class LiveServer {
         lockedSince = since
         if !isLockNoted, now - since >= settings.busyTimeout {
             isLockNoted = true
-            StandardStreams.note(
-                "the database is locked by another connection or process: the rows served are those before the lock, "
-                    + "until it ends")
+            StandardStreams.note(Watcher.lockNote(busyTimeout: settings.busyTimeout))
             liveQueries.notice = "the database is locked by another process: changes wait for the lock's end"
         }
     }

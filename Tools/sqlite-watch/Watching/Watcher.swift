@@ -349,11 +349,15 @@ final class Watcher {
     private func noteLock() {
         guard !isWaitingForLock else { return }
         isWaitingForLock = true
-        let seconds = Double(settings.busyTimeout.components.seconds)
-            + Double(settings.busyTimeout.components.attoseconds) / 1e18
-        StandardStreams.note(
-            "the database is locked by another connection or process for longer than the busy timeout "
-                + "(\(seconds.formatted())s): waiting, and retrying until it is released")
+        StandardStreams.note(Self.lockNote(busyTimeout: settings.busyTimeout))
+    }
+
+    /// The note printed once per lock that outlasts the busy timeout, by
+    /// the watch and by the server.
+    static func lockNote(busyTimeout: Duration) -> String {
+        let seconds = Double(busyTimeout.components.seconds) + Double(busyTimeout.components.attoseconds) / 1e18
+        return "the database is locked by another connection or process for longer than the busy timeout "
+            + "(\(seconds.formatted())s): waiting, and retrying until it is released"
     }
 
     private func lockReleased() {
