@@ -361,8 +361,12 @@ import Testing
         let values = try await recorder.wait { score(3, $0) == "c/3" }
         #expect(state(values) == ["1": "a/1", "2": "b/2", "3": "c/3"])
 
-        // Later local commits refetch incrementally again.
+        // Later local commits refetch incrementally again. The fetch after
+        // the external commit may have pinned its snapshot before that
+        // commit, so the one after it reads everything as well: wait for
+        // it, or the two commits below could share one full fetch.
         try await writer.write { db in try db.execute(sql: "UPDATE player SET score = 4 WHERE id = 1") }
+        _ = try await recorder.wait { score(1, $0) == "a/4" }
         try await writer.write { db in try db.execute(sql: "UPDATE player SET score = 5 WHERE id = 1") }
         let finalValues = try await recorder.wait { score(1, $0) == "a/5" }
         #expect(state(finalValues) == ["1": "a/5", "2": "b/2", "3": "c/3"])
