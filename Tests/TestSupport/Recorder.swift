@@ -45,7 +45,7 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
     private var state = State()
 
     /// Creates an empty recorder.
-    public init() {}
+    public init() { StallWatchdog.startIfRequested() }
 
     private func withLock<T>(_ body: (inout State) -> T) -> T {
         condition.lock()

@@ -344,7 +344,11 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     private func fetchOnWriter(_ db: Database, changes: FetchChanges) throws -> any Sendable {
         guard case .recorded = tracking else {
+            // The read may run again (see `Database.yieldingToWriters`):
+            // each run checks for external commits from the same state.
+            let externalCommitState = (nextFetchMissesExternalCommit, writerDataVersion)
             return try inReadTransaction(db, knowingSnapshot: pages != nil) { snapshot in
+                (nextFetchMissesExternalCommit, writerDataVersion) = externalCommitState
                 var changes = checkingExternalCommits(db, changes)
                 changes.snapshot = snapshot
                 return try fetchValue(db, changes: changes)

@@ -51,6 +51,7 @@ final class ChildProcess: Sendable {
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, feedsInput: Bool = false,
         terminal: Int32? = nil
     ) throws {
+        StallWatchdog.startIfRequested()
         commandLine = ([executable.path] + arguments).joined(separator: " ")
         let process = Process()
         process.executableURL = executable

@@ -224,24 +224,75 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     ///
     /// - Parameter db: A connection outside of any transaction.
     package func refresh(_ db: Database) throws -> Refresh {
-        guard isStarted else { return .unchanged }
+        apply(try readChanges(db))
+    }
+
+    /// `refresh(_:)` in `Database.yieldingToWriters(_:)`: a read that a
+    /// writer of another process meets is thrown away and made again,
+    /// from the same kept rows, and only the read that holds is applied.
+    ///
+    /// - Parameter db: A connection outside of any transaction.
+    package func refreshYieldingToWriters(_ db: Database) throws -> Refresh {
+        apply(try db.yieldingToWriters { try readChanges(db) })
+    }
+
+    /// What a refresh read: the changes from the kept rows to the
+    /// database's state, not applied yet (see `readChanges(_:)`).
+    package struct PendingRefresh: Sendable {
+        fileprivate enum Outcome: Sendable {
+            case changes([RowChange])
+            case columnsChanged
+            case unkeyed
+        }
+
+        fileprivate var outcome: Outcome
+        /// Whether the way through written pages is at the state read, and
+        /// may serve the next refresh once the changes are applied.
+        fileprivate var pagesCaughtUp = false
+    }
+
+    /// Reads what changed from the kept rows to the database's current
+    /// state, and leaves the kept rows as they are: `apply(_:)` applies it.
+    ///
+    /// A read may be thrown away and made again (a read without a lock
+    /// that met a writer, see `Database.yieldingToWriters(_:)`): each read
+    /// starts from the same kept rows, and the way through pages reads
+    /// everything again until a read is applied, since it may have moved
+    /// past commits whose rows were never applied.
+    ///
+    /// - Parameter db: A connection outside of any transaction.
+    package func readChanges(_ db: Database) throws -> PendingRefresh {
+        guard isStarted else { return PendingRefresh(outcome: .changes([])) }
         startOrder = nil
         return try inSnapshot(db) { snapshot in
             do {
                 if let changes = try pageChanges(db, snapshot: snapshot) {
                     statistics.incremental += 1
                     // The tracker moved past these commits: until their rows
-                    // are read, only a full refresh can catch up.
+                    // are applied, only a full refresh can catch up.
                     pages?.needsFullRefresh = true
-                    let refresh = try apply(changes, in: db)
-                    pages?.needsFullRefresh = false
-                    return refresh
+                    return PendingRefresh(outcome: .changes(try read(changes, in: db)), pagesCaughtUp: true)
                 }
-                return try refreshAll(db, snapshot: snapshot)
+                return try readAll(db, snapshot: snapshot)
             } catch is UnkeyedRows {
-                isStarted = false
-                return .unkeyed
+                return PendingRefresh(outcome: .unkeyed)
             }
+        }
+    }
+
+    /// Applies what `readChanges(_:)` read to the kept rows, and tells
+    /// what changed.
+    package func apply(_ pending: PendingRefresh) -> Refresh {
+        switch pending.outcome {
+        case .columnsChanged:
+            isStarted = false
+            return .columnsChanged
+        case .unkeyed:
+            isStarted = false
+            return .unkeyed
+        case .changes(let changes):
+            if pending.pagesCaughtUp { pages?.needsFullRefresh = false }
+            return commit(changes)
         }
     }
 
@@ -252,8 +303,10 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     }
 
     /// Runs the whole query, and compares its rows with the kept ones.
-    private func refreshAll(_ db: Database, snapshot: WALIndexHeader?) throws -> Refresh {
+    private func readAll(_ db: Database, snapshot: WALIndexHeader?) throws -> PendingRefresh {
         statistics.full += 1
+        // Until this read is applied, the next one reads everything too.
+        pages?.needsFullRefresh = true
         // The key's place depends on the columns: check them first.
         // After a schema change, the query may also read another table,
         // or its key may no longer be the rowid.
@@ -261,8 +314,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
         // checked as they are read.) A query that no longer compiles fails
         // with SQLite's error.
         guard try db.makeStatement(sql: sql).columnNames == columnNames else {
-            isStarted = false
-            return .columnsChanged
+            return PendingRefresh(outcome: .columnsChanged)
         }
         if let pages, pages.isTracking {
             let inspection = try QueryInspection(sql: sql, keys: [], in: db)
@@ -271,8 +323,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
         }
         let changes = try compareAllRows(db)
         if let pages, pages.isTracking { try self.pages?.tracker.start(db, snapshot: snapshot) }
-        pages?.needsFullRefresh = false
-        return commit(changes)
+        return PendingRefresh(outcome: .changes(changes), pagesCaughtUp: true)
     }
 
     private func inSnapshot<T>(_ db: Database, _ body: (WALIndexHeader?) throws -> T) throws -> T {
@@ -325,7 +376,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
 
     /// A row that changed: its bytes before (nil: inserted) and after
     /// (nil: deleted).
-    private typealias RowChange = (key: Int64, old: ArraySlice<UInt8>?, new: ArraySlice<UInt8>?)
+    fileprivate typealias RowChange = (key: Int64, old: ArraySlice<UInt8>?, new: ArraySlice<UInt8>?)
 
     /// Compares rows that come in ascending key order with the kept ones,
     /// in one pass.
@@ -415,12 +466,13 @@ package final class KeyedQueryTracker: @unchecked Sendable {
         return merger.finish()
     }
 
-    /// Reads again the rows `changes` names, and applies them.
-    private func apply(_ changes: TablePageTracker.Changes, in db: Database) throws -> Refresh {
-        guard let restrictedSQL = pages?.restrictedSQL else { return .unchanged }
+    /// Reads again the rows `changes` names, and compares them with the
+    /// kept ones.
+    private func read(_ changes: TablePageTracker.Changes, in db: Database) throws -> [RowChange] {
+        guard let restrictedSQL = pages?.restrictedSQL else { return [] }
         var candidates = Set(changes.rowIDs)
         for range in changes.ranges { candidates.formUnion(rows.keys(in: range)) }
-        guard !candidates.isEmpty else { return .unchanged }
+        guard !candidates.isEmpty else { return [] }
         statistics.rowsRead += candidates.count
         let sorted = candidates.sorted()
         var fetched: [Int64: [UInt8]] = [:]
@@ -445,7 +497,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
             guard old != nil || new != nil, !(old.map { new?.elementsEqual($0) ?? false } ?? false) else { continue }
             rowChanges.append((key, old, new))
         }
-        return commit(rowChanges)
+        return rowChanges
     }
 
     /// Applies `changes`, sorted by key, to the kept rows, and tells them

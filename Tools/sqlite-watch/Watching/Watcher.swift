@@ -199,8 +199,9 @@ final class Watcher {
             onChange: { [self] db in
                 let fullRefreshes = tracker.statistics.full
                 // A writer of another process that starts during the refresh
-                // interrupts it: it runs again once the writer is done.
-                let refresh = Result { try db.yieldingToWriters { try tracker.refresh(db) } }
+                // interrupts it: it runs again, from the same kept rows,
+                // once the writer is done.
+                let refresh = Result { try tracker.refreshYieldingToWriters(db) }
                 // A run of the whole query freed buffers of the result's size.
                 if tracker.statistics.full > fullRefreshes { cmemory_release_free_memory() }
                 DispatchQueue.main.async { MainActor.assumeIsolated { self.receive(refresh, from: tracker) } }
