@@ -60,6 +60,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        // TLS for the server (trait Server), already in Hummingbird's graph.
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         // Core: pure Swift standard library, no Foundation.
@@ -127,6 +129,7 @@ let package = Package(
                     condition: .when(traits: ["Server"])),
                 .product(
                     name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
             ],
             path: "Adapters/ReactiveSQLiteServer", swiftSettings: strictWarnings),
 
@@ -145,7 +148,9 @@ let package = Package(
                 .product(
                     name: "HummingbirdWebSocket", package: "hummingbird-websocket",
                     condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
             ],
             path: "Tools/sqlite-watch", swiftSettings: strictWarnings),
 

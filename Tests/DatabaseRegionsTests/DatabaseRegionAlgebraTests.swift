@@ -1,5 +1,6 @@
 import DatabaseRegions
 import Testing
+import TestSupport
 
 /// The union and the intersection of two representative regions, derived by hand.
 struct PairExpectation: Sendable, CustomTestStringConvertible {
@@ -11,7 +12,7 @@ struct PairExpectation: Sendable, CustomTestStringConvertible {
     var testDescription: String { "regions #\(lhs) and #\(rhs)" }
 }
 
-@Suite struct DatabaseRegionAlgebraTests {
+@Suite(.onItsOwnThread) struct DatabaseRegionAlgebraTests {
     /// Every unordered pair of `RepresentativeRegions.all` (78 with the
     /// diagonal). The other order is checked against the same line.
     static let pairs: [PairExpectation] = [

@@ -1,7 +1,8 @@
 import DatabaseRegions
 import Testing
+import TestSupport
 
-@Suite struct DatabaseRegionEqualityTests {
+@Suite(.onItsOwnThread) struct DatabaseRegionEqualityTests {
     /// Groups of regions built in different ways; regions of one group have
     /// the same content, regions of different groups do not.
     static let groups: [[DatabaseRegion]] = [

@@ -1,7 +1,8 @@
 import DatabaseRegions
 import Testing
+import TestSupport
 
-@Suite struct DatabaseRegionIndexTests {
+@Suite(.onItsOwnThread) struct DatabaseRegionIndexTests {
     @Test func anEmptyIndexConcernsNobody() {
         let index = DatabaseRegionIndex<String>()
         #expect(index.count == 0)
@@ -146,7 +147,7 @@ import Testing
     }
 }
 
-@Suite struct DatabaseRegionIndexValueSemanticsTests {
+@Suite(.onItsOwnThread) struct DatabaseRegionIndexValueSemanticsTests {
     @Test func aCopyOfAnIndexIsIndependentOfTheOriginal() {
         var original = DatabaseRegionIndex<String>()
         original.insert(DatabaseRegion(table: "player", columns: ["name"], rowIDs: [1]), for: "a")

@@ -6,7 +6,7 @@ import TestSupport
 /// `_partitionedMatchingThreshold` ids, partitions by hash value above)
 /// agree on every input: the same matches, and the same `DuplicateIDError`
 /// for ids that repeat.
-@Suite struct IDMatchingTests {
+@Suite(.onItsOwnThread) struct IDMatchingTests {
     /// An id whose hash value has three possible values: partitions and
     /// tables full of collisions, told apart by `==` only.
     struct Collider: Hashable, CustomStringConvertible {

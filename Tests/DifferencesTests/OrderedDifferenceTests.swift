@@ -34,7 +34,7 @@ private func randomCollection(maxCount: Int, range: Int, using generator: inout 
         .map { Item(id: $0, value: Int.random(in: 0..<2, using: &generator)) }
 }
 
-@Suite struct OrderedDifferenceTests {
+@Suite(.onItsOwnThread) struct OrderedDifferenceTests {
     @Test func reportsDeletionsInsertionsMovesAndUpdates() {
         let old = [Item(id: 0, value: 0), Item(id: 1, value: 0), Item(id: 2, value: 0), Item(id: 3, value: 0)]
         let new = [Item(id: 3, value: 0), Item(id: 0, value: 0), Item(id: 2, value: 1), Item(id: 4, value: 0)]

@@ -33,7 +33,7 @@ private func setDifference(_ changes: SortedDifference<[Item], [Item], Int>) -> 
     return difference
 }
 
-@Suite struct SetDifferenceScannerTests {
+@Suite(.onItsOwnThread) struct SetDifferenceScannerTests {
     @Test func everyPairOfSubsetsOfFourIdsWithEveryChangeOfValues() {
         for oldIDs in subsets(of: 4) {
             for newIDs in subsets(of: 4) {

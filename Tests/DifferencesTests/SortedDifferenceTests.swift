@@ -13,7 +13,7 @@ private func expectedChanges(_ left: [Int], _ right: [Int]) -> [SortedDifference
     }
 }
 
-@Suite struct SortedDifferenceTests {
+@Suite(.onItsOwnThread) struct SortedDifferenceTests {
     @Test func everyPairOfSubsetsOfFourIdsGivesTheirAscendingMerge() {
         for left in subsets(of: 4) {
             for right in subsets(of: 4) {

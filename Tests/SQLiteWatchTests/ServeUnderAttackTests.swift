@@ -210,6 +210,82 @@ struct ServeUnderAttackTests {
         try await served.stop()
     }
 
+    /// `--tls-cert` and `--tls-key`: the page, the events and the WebSocket
+    /// over TLS (a certificate made here by `openssl`, trusted by `curl`
+    /// through `--cacert`), `https` and `wss` URLs, a `Secure` token
+    /// cookie, the `https` origin of the server's own page, and no answer
+    /// in clear text; files that cannot be used are usage errors that
+    /// name them.
+    @Test func tlsServesThePageTheEventsAndTheWebSocketEncrypted() async throws {
+        let database = try await WatchedDatabase.players()
+        let directory = database.directory.path
+        let certificate = "\(directory)/cert.pem", key = "\(directory)/key.pem", otherKey = "\(directory)/other.pem"
+        for (keyPath, certificatePath) in [(key, certificate), (otherKey, "\(directory)/other-cert.pem")] {
+            let openssl = try ChildProcess(URL(fileURLWithPath: "/usr/bin/openssl"), [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", keyPath, "-out", certificatePath, "-days", "2", "-subj", "/CN=localhost",
+                "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ])
+            #expect(try await openssl.waitForExit(timeout: .seconds(60)) == .exit(0))
+        }
+        let tokenFile = "\(directory)/token"
+        let token = "s3cret-token-0123456789"
+        try Data("\(token)\n".utf8).write(to: URL(fileURLWithPath: tokenFile))
+        let served = try await ServedWatch(try database.watch([
+            Self.sql, "--serve", "0.0.0.0:0", "--token", tokenFile, "--tls-cert", certificate, "--tls-key", key,
+        ]))
+        let port = served.port
+        let origin = "https://127.0.0.1:\(port)"
+        #expect(served.process.outputText.contains("serving \(origin)/"))
+        #expect(served.process.outputText.contains("WebSocket: wss://127.0.0.1:\(port)/ws"))
+        #expect(served.process.errorText.contains("(over TLS)"))
+
+        /// `curl` over TLS, trusting the certificate; its output, head first.
+        func curl(_ arguments: [String]) async throws -> String {
+            let process = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/curl"),
+                ["-s", "-i", "--http1.1", "--max-time", "3", "--cacert", certificate] + arguments)
+            _ = try await process.waitForExit(timeout: .seconds(30))
+            return process.outputText
+        }
+        let bearer = ["-H", "Authorization: Bearer \(token)"]
+        let page = try await curl(bearer + ["\(origin)/"])
+        #expect(httpStatus(of: page) == 200)
+        #expect(page.contains("Content-Security-Policy"))
+        let anonymous = try await curl(["\(origin)/events"])
+        #expect(httpStatus(of: anonymous) == 401)
+        let signIn = try await curl(["\(origin)/?token=\(token)"])
+        #expect(httpStatus(of: signIn) == 303)
+        #expect(signIn.contains("Path=/; HttpOnly; SameSite=Strict; Secure"))
+        // The stream until curl's time limit: its first event, the rows.
+        let events = try await curl(bearer + ["-N", "\(origin)/events"])
+        #expect(httpStatus(of: events) == 200)
+        #expect(events.contains("event: rows") && events.contains("Arthur"))
+        let upgrade = bearer + [
+            "-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13",
+            "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        ]
+        #expect(httpStatus(of: try await curl(upgrade + ["-H", "Origin: \(origin)", "\(origin)/ws"])) == 101)
+        let foreign = try await curl(upgrade + ["-H", "Origin: http://127.0.0.1:\(port)", "\(origin)/ws"])
+        #expect(httpStatus(of: foreign) == 403)
+        // Clear text gets no HTTP answer: the connection closes.
+        let clear = try Self.exchange(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        #expect(clear.status == nil && clear.isClosed)
+        try await served.stop()
+
+        for (arguments, message) in [
+            (["--tls-cert", certificate], "--tls-cert and --tls-key go together"),
+            (["--tls-cert", certificate, "--tls-key", "\(directory)/missing.pem"], "cannot read the TLS key file"),
+            (["--tls-cert", key, "--tls-key", key], "holds no PEM certificate"),
+            (["--tls-cert", certificate, "--tls-key", certificate], "holds no PEM private key"),
+            (["--tls-cert", certificate, "--tls-key", otherKey], "the TLS certificate and key cannot be used"),
+        ] {
+            let refused = try database.watch([Self.sql, "--serve", "127.0.0.1:0"] + arguments)
+            #expect(try await refused.waitForExit() == .exit(64), "\(arguments)")
+            #expect(refused.errorText.contains(message), "\(refused.errorText)")
+        }
+    }
+
     /// More connections than the limit: the extra ones are answered 503
     /// and closed at once; the server spins no loop (its CPU time stays
     /// low) and serves again once connections close. With a descriptor

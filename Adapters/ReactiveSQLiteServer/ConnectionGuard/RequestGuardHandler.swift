@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOSSL
 
 /// The first handler of a guarded connection: it counts the connection,
 /// holds each request head until it is complete and checked (see
@@ -137,19 +138,23 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 }
 
-/// A child channel behind a `RequestGuardHandler`: the guard comes first
-/// in the pipeline, then `inner`'s handlers.
+/// A child channel behind a `RequestGuardHandler`: TLS first when the
+/// server has it (the guard reads requests, not records), then the guard,
+/// then `inner`'s handlers.
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
     let inner: Inner
     let connectionGuard: ConnectionGuard
+    let tls: NIOSSLContext?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let connectionGuard = connectionGuard
+        let tls = tls
         return channel.eventLoop.makeCompletedFuture {
+            if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
             try channel.pipeline.syncOperations.addHandler(
-                RequestGuardHandler(connectionGuard: connectionGuard, isSecure: false), position: .first)
+                RequestGuardHandler(connectionGuard: connectionGuard, isSecure: tls != nil))
         }.flatMap { inner.setup(channel: channel, logger: logger) }
     }
 
@@ -166,21 +171,29 @@ extension HTTPServerBuilder {
     /// - Parameters:
     ///   - webSocketRouter: The router of the WebSocket routes.
     ///   - connectionGuard: The checks, shared by every connection.
+    ///   - tlsConfiguration: TLS for every connection (HTTPS and `wss:`),
+    ///     or nil for clear text. Under TLS, `Origin` must be the server's
+    ///     `https:` origin, and the token's cookie is `Secure`. The
+    ///     connection limit and the header timeout count the handshake.
     ///   - idleTimeout: How long a connection may stay idle between two
     ///     requests (a streaming response is not idle).
+    ///   - maxFrameSize: The largest WebSocket frame a client may send.
+    /// - Throws: `NIOSSLError` when `tlsConfiguration` cannot make a context
+    ///   (a certificate and key that do not match, for instance).
     public static func guardedHTTP1WebSocketUpgrade<WSResponderBuilder: HTTPResponderBuilder & _HB_SendableMetatype>(
-        webSocketRouter: WSResponderBuilder, connectionGuard: ConnectionGuard, idleTimeout: Duration = .seconds(60),
-        maxFrameSize: Int = 1 << 14
-    ) -> HTTPServerBuilder where WSResponderBuilder.Responder.Context: WebSocketRequestContext {
+        webSocketRouter: WSResponderBuilder, connectionGuard: ConnectionGuard, tlsConfiguration: TLSConfiguration? = nil,
+        idleTimeout: Duration = .seconds(60), maxFrameSize: Int = 1 << 14
+    ) throws -> HTTPServerBuilder where WSResponderBuilder.Responder.Context: WebSocketRequestContext {
         let webSocketResponder = webSocketRouter.buildResponder()
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(idleTimeout: TimeAmount(idleTimeout)),
             ws: .init(maxFrameSize: maxFrameSize, validateUTF8: true))
+        let tls = try tlsConfiguration.map { try NIOSSLContext(configuration: $0) }
         return HTTPServerBuilder { responder in
             GuardedChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                connectionGuard: connectionGuard)
+                connectionGuard: connectionGuard, tls: tls)
         }
     }
 }

@@ -143,7 +143,10 @@ struct RequestHeadCheck {
         }
         if let token = options.accessToken {
             let target = String(decoding: parts[1], as: UTF8.self)
-            if let refusal = checkToken(token, target: target, authorization: values("authorization"), cookies: values("cookie")) {
+            if let refusal = checkToken(
+                token, target: target, authorization: values("authorization"), cookies: values("cookie"),
+                isSecure: isSecure)
+            {
                 return .failure(refusal)
             }
         }
@@ -174,8 +177,11 @@ struct RequestHeadCheck {
     // MARK: - Token
 
     /// Nil when the request carries `token`; else the refusal: a `303` that
-    /// sets the cookie for a target with `token=`, a `401` otherwise.
-    func checkToken(_ token: String, target: String, authorization: [String], cookies: [String]) -> Refusal? {
+    /// sets the cookie for a target with `token=` (a `Secure` one over
+    /// TLS), a `401` otherwise.
+    func checkToken(
+        _ token: String, target: String, authorization: [String], cookies: [String], isSecure: Bool = false
+    ) -> Refusal? {
         for value in authorization where value.lowercased().hasPrefix("bearer ") {
             if Self.isEqualInConstantTime(String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces), token) { return nil }
         }
@@ -197,7 +203,8 @@ struct RequestHeadCheck {
                     status: 303, message: "signed in: go on to \(location)",
                     extraHeaders: [
                         ("Location", location),
-                        ("Set-Cookie", "\(Self.tokenCookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"),
+                        ("Set-Cookie",
+                         "\(Self.tokenCookieName)=\(token); Path=/; HttpOnly; SameSite=Strict" + (isSecure ? "; Secure" : "")),
                     ])
             }
         }

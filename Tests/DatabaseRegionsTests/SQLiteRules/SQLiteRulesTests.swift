@@ -4,7 +4,7 @@ import TestSupport
 
 /// The package's one implementation of SQLite's comparison rules, against
 /// brute force and SQLite's documented cases.
-@Suite struct SQLiteRulesTests {
+@Suite(.onItsOwnThread) struct SQLiteRulesTests {
     @Test func identifiersCompareASCIILettersWithoutCase() {
         #expect(SQLiteIdentifier.areEqual("Player", "pLAYER"))
         #expect(SQLiteIdentifier.areEqual("_id9", "_ID9"))

@@ -4,7 +4,7 @@ import Testing
 
 /// `RecordChunks`, the records of `trackingSetDifferences`, against a plain
 /// array under seeded random reads, writes, insertions and removals.
-@Suite struct RecordChunksTests {
+@Suite(.onItsOwnThread) struct RecordChunksTests {
     @Test(arguments: [0, 1, 5_000] as [Int]) func recordsFollowAnArray(initialCount: Int) {
         var random = SplitMix64(seed: UInt64(initialCount) + 7)
         var model = Array(0..<initialCount).map { "r\($0)" }

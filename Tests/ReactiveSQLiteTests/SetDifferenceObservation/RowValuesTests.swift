@@ -6,7 +6,7 @@ import Testing
 /// plain array of rows: rows built from the rows of earlier ones (as a
 /// commit's fetch builds them) share the chunks they keep whole, read the
 /// same values, and never change the rows they come from.
-@Suite struct RowValuesTests {
+@Suite(.onItsOwnThread) struct RowValuesTests {
     /// A model row: an integer key, a text and a number or NULL.
     typealias ModelRow = [DatabaseValue]
 

@@ -6,7 +6,7 @@ import Testing
 
 /// `DatabaseValue` equality, ordering and hashing are SQLite's BINARY order
 /// on raw values, checked against SQLite itself.
-@Suite struct DatabaseValueTests {
+@Suite(.onItsOwnThread) struct DatabaseValueTests {
     /// Compares thousands of random pairs of values with SQLite: `IS`, `=`
     /// and `<`, and the order of `ORDER BY` (which also places NULL). The
     /// pairs mix NULL, integers near 2^53 and the Int64 bounds, reals next to

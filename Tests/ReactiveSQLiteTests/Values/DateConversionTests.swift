@@ -6,7 +6,7 @@ import Testing
 
 /// Dates are stored as the UTC text SQLite's date functions read and write,
 /// and read from that text, from ISO-8601 text with zones, and from numbers.
-@Suite struct DateConversionTests {
+@Suite(.onItsOwnThread) struct DateConversionTests {
     /// A text and the date it denotes, in milliseconds since 1970.
     struct ParsingCase: Sendable, CustomTestStringConvertible {
         var text: String

@@ -9,7 +9,7 @@ import Testing
 /// (a Latin-1 `café`: 63 61 66 E9) keeps its exact bytes: equality,
 /// hashing, binding and change detection decide on them, never on the
 /// lossy `String` that `storage` shows.
-@Suite struct InvalidUTF8TextTests {
+@Suite(.onItsOwnThread) struct InvalidUTF8TextTests {
     static let latin1Cafe = Data([0x63, 0x61, 0x66, 0xE9])  // café, Latin-1
     static let latin1Cafe2 = Data([0x63, 0x61, 0x66, 0xE8])  // cafè, Latin-1: the same U+FFFD repair
 

@@ -6,7 +6,7 @@ import TestSupport
 /// `RowDiffer` against brute force: for random successions of results, the
 /// reported changes are exactly the rows that appeared, disappeared,
 /// changed values and (ordered) moved, and their positions are right.
-@Suite struct RowDifferTests {
+@Suite(.onItsOwnThread) struct RowDifferTests {
     /// A result: rows keyed by `id`, in some order.
     private static func randomResult(_ random: inout SplitMix64) -> [Row] {
         let ids = (0..<12).filter { _ in Int.random(in: 0..<3, using: &random) > 0 }.shuffled(using: &random)

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `EncodedRows` against a dictionary: random insertions, replacements and
 /// removals, rows built in any order, and values of every storage class.
-@Suite struct EncodedRowsTests {
+@Suite(.onItsOwnThread) struct EncodedRowsTests {
     static func randomValues(using random: inout SplitMix64) -> [DatabaseValue] {
         (0..<Int.random(in: 0...4, using: &random)).map { _ in
             switch Int.random(in: 0..<8, using: &random) {

@@ -14,12 +14,13 @@ struct ServedWatch {
         try await self.init(try database.watch([sql, "--serve", "127.0.0.1:0"] + arguments))
     }
 
-    /// Waits for the `serving http://...` line of a started process.
+    /// Waits for the `serving http://...` (or `https://`) line of a
+    /// started process.
     init(_ process: ChildProcess) async throws {
         self.process = process
-        try await process.waitForOutput(containing: "serving http://")
+        try await process.waitForOutput(containing: "serving http")
         let text = process.outputText
-        guard let range = text.range(of: "serving http://127.0.0.1:"),
+        guard let range = text.range(of: "://127.0.0.1:"),
             let port = Int(text[range.upperBound...].prefix { $0.isNumber })
         else { throw ChildProcessFailure(description: "no port in \(text)") }
         self.port = port

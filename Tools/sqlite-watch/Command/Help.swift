@@ -6,7 +6,7 @@ enum Help {
         sqlite-watch DATABASE SQL [--ordered] [--key COLUMN ...] [--format table|json] [--count N]
                      [--passphrase-file PATH] [--serve HOST:PORT [--map X,Y] [--max-connections N]
                      [--header-timeout S] [--allow-host NAME ...] [--allow-origin ORIGIN ...]
-                     [--token PATH | --no-auth]]
+                     [--token PATH | --no-auth] [--tls-cert PATH --tls-key PATH]]
           sqlite-watch                (a demo: a leaderboard changed by another process)
           sqlite-watch --serve HOST:PORT   (the demo in a browser: a leaderboard and a map)
         """
@@ -38,7 +38,8 @@ enum Help {
         --allow-host name (421), a web page opening the WebSocket must be the server's own or an \
         --allow-origin (403). Beyond loopback (0.0.0.0, '*', a host name), --token FILE: every \
         request carries the token (Authorization: Bearer, or the cookie that /?token=TOKEN \
-        sets); or --no-auth.
+        sets); or --no-auth. --tls-cert FILE --tls-key FILE (PEM) serve HTTPS and wss: instead, \
+        so that the token and the rows do not travel in clear.
 
         EXAMPLES:
           sqlite-watch app.db 'SELECT * FROM player'

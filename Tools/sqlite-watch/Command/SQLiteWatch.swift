@@ -104,6 +104,17 @@ struct SQLiteWatch: ParsableCommand {
         valueName: "path"))
     var tokenFile: String?
 
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp(
+        "With --serve: serve HTTPS (and wss:) with this PEM certificate chain, the server's certificate "
+            + "first; needs --tls-key. Example: --tls-cert watch.example.com.pem",
+        valueName: "path"))
+    var tlsCertificateFile: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp(
+        "With --tls-cert: the certificate's PEM private key, without a passphrase. Example: --tls-key watch.key",
+        valueName: "path"))
+    var tlsKeyFile: String?
+
     @Flag(name: .customLong("no-auth"), help: ArgumentHelp(
         "With --serve beyond loopback: serve without a token (anyone who can reach the port reads the rows)."))
     var noAuth = false
@@ -133,6 +144,12 @@ struct SQLiteWatch: ParsableCommand {
         }
         if serve == nil, tokenFile != nil || noAuth {
             throw ValidationError("--token and --no-auth apply to --serve only")
+        }
+        if serve == nil, tlsCertificateFile != nil || tlsKeyFile != nil {
+            throw ValidationError("--tls-cert and --tls-key apply to --serve only")
+        }
+        if (tlsCertificateFile == nil) != (tlsKeyFile == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together: the certificate and its private key")
         }
         if tokenFile != nil, noAuth {
             throw ValidationError("--token and --no-auth exclude each other")
@@ -211,13 +228,18 @@ struct SQLiteWatch: ParsableCommand {
                 }
                 access.token = token
             }
+            if let tlsCertificateFile, let tlsKeyFile {
+                access.tls = try ServeAccess.loadTLS(certificatePath: tlsCertificateFile, keyPath: tlsKeyFile)
+            }
             if !address.isLoopback {
                 StandardStreams.note(
                     "serving on \(address.host): anyone who can reach port \(address.port) of this machine "
                         + (access.token == nil
                             ? "reads the rows (--no-auth)"
-                            : "and has the token reads the rows; without TLS the token travels in clear: "
-                                + "keep to trusted networks or put a TLS proxy in front"))
+                            : access.tls == nil
+                                ? "and has the token reads the rows; without TLS the token travels in clear: "
+                                    + "keep to trusted networks, or give --tls-cert and --tls-key"
+                                : "and has the token reads the rows (over TLS)"))
             }
             guard let database, let sql else {
                 Demo.serve(address: address, access: access)

@@ -1,8 +1,10 @@
 #if Server
 import Dispatch
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import NIOSSL
 import ReactiveSQLite
 import ReactiveSQLiteServer
 import SQLiteWatchKit
@@ -137,19 +139,28 @@ final class LiveServer {
         var logger = Logger(label: "sqlite-watch", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .error
         let address = settings.address
+        let tls = settings.access.tls
+        let server: HTTPServerBuilder
+        do {
+            server = try .guardedHTTP1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                connectionGuard: ConnectionGuard(options: settings.access.guardOptions(for: address)),
+                tlsConfiguration: tls)
+        } catch {
+            throw WatchError(status: .usageError, message: "the TLS certificate and key cannot be used: \(error)")
+        }
         let app = Application(
             router: router,
-            server: .guardedHTTP1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                connectionGuard: ConnectionGuard(options: settings.access.guardOptions(for: address))),
+            server: server,
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "sqlite-watch"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? address.port
-                let urls = address.urls(port: port)
+                let urls = address.urls(port: port, isSecure: tls != nil)
                 let url = urls[0]
                 let others = urls.dropFirst().map { " and \($0)" }.joined()
+                let socket = url.replacingOccurrences(of: "http", with: "ws", options: .anchored)
                 _ = StandardStreams.output(
-                    "serving \(url)\(others) (Server-Sent Events: \(url)events, WebSocket: \(url)ws)\n")
+                    "serving \(url)\(others) (Server-Sent Events: \(url)events, WebSocket: \(socket)ws)\n")
             },
             logger: logger)
         Task {

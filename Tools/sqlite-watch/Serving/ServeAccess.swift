@@ -4,7 +4,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
+import NIOSSL
 import ReactiveSQLiteServer
+import SQLiteWatchKit
 
 /// Who may reach `--serve`, and how much of the server one may take: the
 /// options `--max-connections`, `--header-timeout`, `--allow-host` and
@@ -17,6 +20,40 @@ struct ServeAccess {
     var allowedOrigins: [String] = []
     /// The token every request must carry (`--token FILE`).
     var token: String?
+    /// TLS for every connection (`--tls-cert FILE --tls-key FILE`).
+    var tls: TLSConfiguration?
+
+    /// The server's TLS configuration from a PEM certificate chain (the
+    /// server's certificate first) and a PEM private key.
+    ///
+    /// - Throws: A usage error that names the file that cannot be read or
+    ///   used.
+    static func loadTLS(certificatePath: String, keyPath: String) throws(WatchError) -> TLSConfiguration {
+        for (path, kind) in [(certificatePath, "certificate"), (keyPath, "key")]
+        where !FileManager.default.isReadableFile(atPath: path) {
+            throw WatchError(status: .usageError, message: "cannot read the TLS \(kind) file \(path)")
+        }
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+        } catch {
+            throw WatchError(
+                status: .usageError, message: "\(certificatePath) holds no PEM certificate (BEGIN CERTIFICATE): \(error)")
+        }
+        guard !chain.isEmpty else {
+            throw WatchError(status: .usageError, message: "\(certificatePath) holds no PEM certificate (BEGIN CERTIFICATE)")
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        } catch {
+            throw WatchError(
+                status: .usageError,
+                message: "\(keyPath) holds no PEM private key (BEGIN PRIVATE KEY), or one with a passphrase: \(error)")
+        }
+        return TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+    }
 
     /// Descriptors kept for the database, its journal or log, the file
     /// monitor, standard streams and the runtime.

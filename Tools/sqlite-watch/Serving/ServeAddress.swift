@@ -41,16 +41,17 @@ struct ServeAddress: Equatable {
 
     /// The URLs a browser opens, for the port actually bound: the host's,
     /// or for every interface, the loopback address first, then this
-    /// machine's other IPv4 addresses.
-    func urls(port: Int) -> [String] {
-        guard isWildcard else { return [Self.url(host, port: port)] }
+    /// machine's other IPv4 addresses; `https` under TLS.
+    func urls(port: Int, isSecure: Bool = false) -> [String] {
+        let scheme = isSecure ? "https" : "http"
+        guard isWildcard else { return [Self.url(host, port: port, scheme: scheme)] }
         var hosts = ["127.0.0.1"]
         for address in Self.interfaceAddresses() where !hosts.contains(address) { hosts.append(address) }
-        return hosts.map { Self.url($0, port: port) }
+        return hosts.map { Self.url($0, port: port, scheme: scheme) }
     }
 
-    private static func url(_ host: String, port: Int) -> String {
-        "http://\(host.contains(":") ? "[\(host)]" : host):\(port)/"
+    private static func url(_ host: String, port: Int, scheme: String) -> String {
+        "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)/"
     }
 
     /// The IPv4 addresses of this machine's interfaces that are up.
