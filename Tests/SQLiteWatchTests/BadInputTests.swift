@@ -156,4 +156,47 @@ struct BadInputTests {
         #expect(try await watch.waitForExit() == .exit(0))
         #expect(watch.outputText.contains("101 → 102"))
     }
+
+    /// A WAL database in a folder the user cannot write: without its
+    /// `-shm` and `-wal` files SQLite cannot read it (`SQLITE_READONLY`),
+    /// and the message says why and what to do, watching or serving; while
+    /// a writer has it open (the files exist), it is watched. The tool runs
+    /// as `nobody` (`setpriv`, which runs it in its own process), from a
+    /// copy that user may run (root writes anywhere).
+    @Test(.enabled(
+        if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+        "needs root, to run the tool as another user"))
+    func aWALDatabaseInAFolderTheUserCannotWrite() async throws {
+        let database = try await WatchedDatabase.players(journalMode: "wal")
+        let tool = database.directory.appendingPathComponent("sqlite-watch").path
+        try FileManager.default.copyItem(atPath: try Executables.sqliteWatch().path, toPath: tool)
+        func watchAsNobody(_ arguments: [String]) throws -> ChildProcess {
+            try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/setpriv"),
+                ["--reuid=65534", "--regid=65534", "--clear-groups", "--", tool, database.path, "SELECT * FROM player",
+                 "--format", "json"] + arguments)
+        }
+        #expect(!FileManager.default.fileExists(atPath: database.path + "-shm"))
+        for arguments in [[], ["--serve", "127.0.0.1:0"]] {
+            let watch = try watchAsNobody(arguments)
+            #expect(try await watch.waitForExit() == .exit(1))
+            #expect(watch.errorText.contains("in WAL mode, in a folder this user cannot write"), "\(watch.errorText)")
+            #expect(watch.errorText.contains("attempt to write a readonly database"))
+        }
+
+        // A writer keeps the database open: its -shm and -wal exist.
+        let writer = try ChildProcess(
+            URL(fileURLWithPath: database.shell[0]), database.shell.dropFirst() + [database.path], feedsInput: true)
+        writer.send("PRAGMA journal_mode;\nSELECT 'open';\n")
+        try await writer.waitForOutput(containing: "open")
+        #expect(FileManager.default.fileExists(atPath: database.path + "-shm"))
+        let watch = try watchAsNobody([])
+        try await watch.waitForOutput(containing: "Arthur")
+        writer.send("UPDATE player SET score = 101 WHERE id = 1;\n")
+        try await watch.waitForOutput(containing: "\"score\":101")
+        watch.signal(SIGTERM)
+        #expect(try await watch.waitForExit() == .exit(0))
+        writer.send(".quit\n")
+        _ = try await writer.waitForExit()
+    }
 }

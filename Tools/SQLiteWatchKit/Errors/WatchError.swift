@@ -44,6 +44,19 @@ extension WatchError {
         WatchError(status: .databaseError, message: "cannot read \(path): \(error.summary)")
     }
 
+    /// A database in WAL mode in a folder this user cannot write, whose
+    /// `-shm` file SQLite could neither create nor use.
+    public static func walInReadOnlyFolder(_ path: String, _ error: DatabaseError) -> WatchError {
+        WatchError(
+            status: .databaseError,
+            message: "cannot read \(path): \(error.summary)\n"
+                + "  It is in WAL mode, in a folder this user cannot write: SQLite reads such a database only "
+                + "when its \(path)-shm and \(path)-wal files exist and are readable (they do while a program "
+                + "that writes it has it open), or when it may create them. Watch it as a user who can write "
+                + "the folder, or watch a copy (cp \(path) /tmp/), or have its owner switch it out of WAL mode "
+                + "(PRAGMA journal_mode = DELETE).")
+    }
+
     public static func deleted(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) was deleted while watched")
     }

@@ -1,3 +1,4 @@
+import Foundation
 import ReactiveSQLite
 import SQLiteWatchKit
 
@@ -24,7 +25,23 @@ enum WatchedDatabase {
             if error.resultCode == .SQLITE_NOTADB {
                 throw passphrase == nil ? WatchError.notADatabase(path) : WatchError.wrongPassphrase(path)
             }
+            if error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN, isWALInFolderNotWritable(path) {
+                throw WatchError.walInReadOnlyFolder(path, error)
+            }
             throw WatchError.cannotOpen(path, error)
         }
+    }
+
+    /// Whether `path` is a database in WAL mode (its header's read and
+    /// write versions are 2) in a folder this user cannot write: SQLite
+    /// then cannot create the `-shm` and `-wal` files it needs to read it.
+    private static func isWALInFolderNotWritable(_ path: String) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        guard let header = try? file.read(upToCount: 20), header.count == 20, header[18] == 2, header[19] == 2 else {
+            return false
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        return access(folder.isEmpty ? "." : folder, W_OK) != 0
     }
 }
