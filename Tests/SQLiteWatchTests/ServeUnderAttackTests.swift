@@ -147,6 +147,73 @@ struct ServeUnderAttackTests {
         try await served.stop()
     }
 
+    /// The status of the close frame among `bytes`, frames a server sent
+    /// (from the start of one), if it sent one.
+    static func closeStatus(in bytes: [UInt8]) -> Int? {
+        var index = 0
+        while index + 2 <= bytes.count {
+            let opcode = bytes[index] & 0x0F
+            var length = Int(bytes[index + 1] & 0x7F)
+            var start = index + 2
+            if length == 126, start + 2 <= bytes.count {
+                length = Int(bytes[start]) << 8 | Int(bytes[start + 1])
+                start += 2
+            } else if length == 127, start + 8 <= bytes.count {
+                length = bytes[start..<(start + 8)].reduce(0) { $0 << 8 | Int($1) }
+                start += 8
+            }
+            if opcode == 8 {
+                return length >= 2 && start + 2 <= bytes.count ? Int(bytes[start]) << 8 | Int(bytes[start + 1]) : nil
+            }
+            index = start + length
+        }
+        return nil
+    }
+
+    /// A client frame that is not masked ends the WebSocket with 1002 (RFC
+    /// 6455, 5.1), also after masked frames that came a byte at a time and
+    /// of every length encoding; a text frame that is not UTF-8 with 1007.
+    @Test func webSocketFramesThatBreakTheProtocolCloseTheSocket() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: Self.sql)
+        let port = served.port
+        let handshake = Self.handshake(port, ["Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"])
+        /// A masked client frame of `opcode` (all bits of its key 0: the
+        /// payload as it is).
+        func masked(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+            var frame: [UInt8] = [0x80 | opcode]
+            switch payload.count {
+            case ..<126: frame.append(0x80 | UInt8(payload.count))
+            case ..<65536: frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            default: frame += [0x80 | 127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
+            }
+            return frame + [0, 0, 0, 0] + payload
+        }
+        let unmasked: [UInt8] = [0x81, 0x02] + Array("hi".utf8)
+        let cases: [(name: String, frames: [[UInt8]], status: Int)] = [
+            ("an unmasked text frame", [unmasked], 1002),
+            ("pings of each length, a byte at a time, then an unmasked frame",
+             (masked(0x9, [1, 2, 3]) + masked(0x9, [UInt8](repeating: 7, count: 125))).map { [$0] }
+                + [masked(0xA, [UInt8](repeating: 8, count: 300)), masked(0xA, [UInt8](repeating: 9, count: 70_000)), unmasked],
+             1002),
+            ("a text frame that is not UTF-8", [masked(0x1, [0xC3, 0x28])], 1007),
+        ]
+        for (name, frames, status) in cases {
+            let connection = try RawConnection(port: port)
+            defer { connection.close() }
+            // A client sends frames once the handshake's answer came (RFC
+            // 6455, 4.1), here with the first message, the rows.
+            connection.send(handshake)
+            let (answer, _) = connection.responseText(timeout: .seconds(1))
+            #expect(httpStatus(of: answer) == 101, "\(name)")
+            for frame in frames { connection.send(frame) }
+            let (bytes, isClosed) = connection.readUntilClosed(timeout: Self.prompt)
+            #expect(Self.closeStatus(in: bytes) == status, "\(name)")
+            #expect(isClosed, "\(name)")
+        }
+        try await served.stop()
+    }
+
     /// `HEAD /` is the page's head; a plain `GET` of a WebSocket's path is
     /// told to upgrade; the page keeps to itself (its policy runs only its
     /// own inline code, connects only to its origin, cannot be framed).

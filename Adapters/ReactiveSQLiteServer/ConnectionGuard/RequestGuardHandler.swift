@@ -27,6 +27,8 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
     private var isRefused = false
     /// After a WebSocket upgrade: the socket's frames are not HTTP.
     private var passesThrough = false
+    /// Where the client's frames begin and end, after an upgrade.
+    private var maskCheck = WebSocketMaskCheck()
 
     init(connectionGuard: ConnectionGuard, isSecure: Bool) {
         self.connectionGuard = connectionGuard
@@ -64,7 +66,7 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if passesThrough {
-            context.fireChannelRead(data)
+            forwardFrames(context, unwrapInboundIn(data))
             return
         }
         guard !isRefused else { return }
@@ -97,13 +99,30 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
                     if !pending.isEmpty {
                         let rest = pending
                         pending = []
-                        context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rest)))
+                        forwardFrames(context, ByteBuffer(bytes: rest))
                     }
                     return
                 }
                 if !pending.isEmpty { startDeadline(context) }
             }
         }
+    }
+
+    /// Passes the client's WebSocket frames on, unless one is not masked:
+    /// RFC 6455 (5.1) has the server close the connection then, with
+    /// status 1002 (protocol error), which Hummingbird's handler does not.
+    private func forwardFrames(_ context: ChannelHandlerContext, _ buffer: ByteBuffer) {
+        guard !isRefused else { return }
+        guard maskCheck.receive(buffer.readableBytesView) else {
+            isRefused = true
+            // A close frame (FIN, opcode 8), unmasked as a server's are,
+            // with its two-byte status: 1002.
+            let close = ByteBuffer(bytes: [0x88, 0x02, 0x03, 0xEA])
+            let channel = context.channel
+            context.writeAndFlush(NIOAny(close)).whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        context.fireChannelRead(wrapInboundOut(buffer))
     }
 
     private func startDeadline(_ context: ChannelHandlerContext) {
@@ -135,6 +154,44 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A connection reset, or the like: nothing more to say on it.
         context.close(promise: nil)
+    }
+}
+
+/// Follows the frames a WebSocket client sends, from their headers, and
+/// tells when one is not masked (every client frame must be: RFC 6455,
+/// 5.1). O(1) memory: it keeps a frame header at most (14 bytes) and skips
+/// payloads without reading them.
+struct WebSocketMaskCheck {
+    /// The bytes of the frame header being read.
+    private var header: [UInt8] = []
+    /// The bytes of the current frame's payload still to come.
+    private var payloadLeft: UInt64 = 0
+
+    /// Takes the next bytes of the stream; false once a frame that is not
+    /// masked began.
+    mutating func receive(_ bytes: some Collection<UInt8>) -> Bool {
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            if payloadLeft > 0 {
+                let skipped = min(UInt64(bytes.distance(from: index, to: bytes.endIndex)), payloadLeft)
+                index = bytes.index(index, offsetBy: Int(skipped))
+                payloadLeft -= skipped
+                continue
+            }
+            header.append(bytes[index])
+            index = bytes.index(after: index)
+            guard header.count >= 2 else { continue }
+            // The mask bit, first bit of the second byte.
+            guard header[1] & 0x80 != 0 else { return false }
+            let shortLength = header[1] & 0x7F
+            let lengthBytes = shortLength == 126 ? 2 : shortLength == 127 ? 8 : 0
+            // Two bytes, the extended length, the 4-byte masking key.
+            guard header.count == 2 + lengthBytes + 4 else { continue }
+            payloadLeft = lengthBytes == 0
+                ? UInt64(shortLength) : header[2..<(2 + lengthBytes)].reduce(0) { $0 << 8 | UInt64($1) }
+            header.removeAll(keepingCapacity: true)
+        }
+        return true
     }
 }
 
