@@ -371,13 +371,17 @@ struct ServeUnderAttackTests {
         for _ in 0..<300 { held.append(try RawConnection(port: port)) }
         // The connections past the limit get their 503 at once, the others
         // nothing (their header timeout is 10 s).
+        // Each poll takes what arrived: a response's bytes and its close may
+        // come in two polls, so each connection's text is kept whole.
         var refused = Set<Int>()
+        var received = [String](repeating: "", count: held.count)
         let clock = ContinuousClock()
         let deadline = clock.now + Self.prompt
         while refused.count < 300 - limit, clock.now < deadline {
             for (index, connection) in held.enumerated() where !refused.contains(index) {
                 let (text, isClosed) = connection.responseText(timeout: .milliseconds(5))
-                if isClosed, httpStatus(of: text) == 503 { refused.insert(index) }
+                received[index] += text
+                if isClosed, httpStatus(of: received[index]) == 503 { refused.insert(index) }
             }
         }
         #expect(refused.count == 300 - limit)

@@ -39,6 +39,8 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
         var values: [Value] = []
         var waiters: [Waiter] = []
         var nextWaiterID = 0
+        /// Waits whose timeout came before they waited.
+        var expiredWaiterIDs: Set<Int> = []
     }
 
     private let condition = NSCondition()
@@ -75,36 +77,53 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
 
     /// Waits until the recorded values satisfy `isReady`, and returns them.
     ///
+    /// The timeout is a task's sleep, on Swift's cooperative pool like the
+    /// work a test waits for (an observation's task, the test's next
+    /// step): when every pool thread is held (a loaded machine, hundreds of
+    /// tests ready to run), the expiry waits its turn behind that work
+    /// instead of firing first. A timer of its own (a dispatch timer, as
+    /// before) expired while the awaited value was queued: the flaky
+    /// timeouts of loaded runs.
+    ///
     /// - Throws: `ObservationTimeout` after `timeout`.
     @discardableResult
     public func wait(
         timeout: Duration = observationPatience,
         until isReady: @escaping @Sendable ([Value]) -> Bool
     ) async throws -> [Value] {
+        let id = withLock { state -> Int in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        let deadline = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }  // Cancelled: the wait ended.
+            self.expire(id)
+        }
+        defer { deadline.cancel() }
         let values = await withCheckedContinuation { (continuation: CheckedContinuation<[Value]?, Never>) in
-            let (readyValues, id) = withLock { state -> ([Value]?, Int) in
-                if isReady(state.values) { return (state.values, -1) }
-                let id = state.nextWaiterID
-                state.nextWaiterID += 1
+            let ready = withLock { state -> [Value]?? in
+                if isReady(state.values) { return .some(state.values) }
+                if state.expiredWaiterIDs.remove(id) != nil { return .some(nil) }
                 state.waiters.append(Waiter(id: id, isReady: isReady, continuation: continuation))
-                return (nil, id)
+                return nil
             }
-            if let readyValues {
-                continuation.resume(returning: readyValues)
-                return
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(timeout.nanoseconds)) {
-                let expired = self.withLock { state -> CheckedContinuation<[Value]?, Never>? in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiters.remove(at: index).continuation
-                }
-                expired?.resume(returning: nil)
-            }
+            if let ready { continuation.resume(returning: ready) }
         }
         guard let values else {
             throw ObservationTimeout(description: "timed out with values \(self.values)")
         }
         return values
+    }
+
+    private func expire(_ id: Int) {
+        let expired = withLock { state -> CheckedContinuation<[Value]?, Never>? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                state.expiredWaiterIDs.insert(id)
+                return nil
+            }
+            return state.waiters.remove(at: index).continuation
+        }
+        expired?.resume(returning: nil)
     }
 
     /// Waits until `count` values were recorded, and returns them.
