@@ -177,7 +177,11 @@ struct BadInputTests {
                  "--format", "json"] + arguments)
         }
         #expect(!FileManager.default.fileExists(atPath: database.path + "-shm"))
-        for arguments in [[], ["--serve", "127.0.0.1:0"]] {
+        var modes: [[String]] = [[]]
+        #if Server
+        modes.append(["--serve", "127.0.0.1:0"])
+        #endif
+        for arguments in modes {
             let watch = try watchAsNobody(arguments)
             #expect(try await watch.waitForExit() == .exit(1))
             #expect(watch.errorText.contains("in WAL mode, in a folder this user cannot write"), "\(watch.errorText)")
