@@ -52,10 +52,7 @@ public final class ObservedState<Value: Sendable>: Sendable {
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
-        let deadline = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }  // Cancelled: the wait ended.
-            self.expire(id)
-        }
+        let deadline = expiry(after: timeout) { self.expire(id) }
         defer { deadline.cancel() }
         return await withCheckedContinuation { continuation in
             let result = state.withLock { state -> Value?? in
@@ -77,5 +74,15 @@ public final class ObservedState<Value: Sendable>: Sendable {
             return waiter
         }
         waiter?.continuation.resume(returning: nil)
+    }
+}
+
+/// A task that calls `expire` after `timeout` on the cooperative pool,
+/// unless it is cancelled first (the wait it bounds ended): the timeout of
+/// the tests' waits, queued behind the work they wait for.
+func expiry(after timeout: Duration, _ expire: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+    Task {
+        do { try await Task.sleep(for: timeout) } catch { return }
+        expire()
     }
 }

@@ -95,10 +95,7 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
-        let deadline = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }  // Cancelled: the wait ended.
-            self.expire(id)
-        }
+        let deadline = expiry(after: timeout) { self.expire(id) }
         defer { deadline.cancel() }
         let values = await withCheckedContinuation { (continuation: CheckedContinuation<[Value]?, Never>) in
             let ready = withLock { state -> [Value]?? in
