@@ -41,14 +41,10 @@ public enum StallWatchdog {
             let name = "\(directory)/stall-\(processID)-\(Int(start.timeIntervalSince1970)).txt"
             if reports < 20 {
                 reports += 1
-                let gdb = Process()
-                gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
-                gdb.arguments = ["-p", "\(processID)", "-batch", "-ex", "thread apply all bt 40"]
-                _ = FileManager.default.createFile(atPath: name, contents: nil)
-                gdb.standardOutput = FileHandle(forWritingAtPath: name)
-                gdb.standardError = FileHandle.nullDevice
-                try? gdb.run()
-                gdb.waitUntilExit()
+                let stacks = try? SpawnedProcess.runBlocking(
+                    "/usr/bin/gdb", ["-p", "\(processID)", "-batch", "-ex", "thread apply all bt 40"],
+                    timeout: .seconds(120))
+                _ = FileManager.default.createFile(atPath: name, contents: Data((stacks?.output ?? "").utf8))
             }
             ran.wait()
             let line = "stall of \(String(format: "%.1f", Date().timeIntervalSince(start))) s from \(start)\n"

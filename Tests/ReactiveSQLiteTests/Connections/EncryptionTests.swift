@@ -39,26 +39,13 @@ struct EncryptionTests {
         static func shell(path: String, passphrase: String, sql: String) throws -> (
             status: Int32, output: String, error: String
         ) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlcipher")
-            process.arguments = ["-bail", path]
-            let input = Pipe()
-            let output = Pipe()
-            let error = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = error
-            try process.run()
             let escaped = passphrase.replacingOccurrences(of: "'", with: "''")
-            input.fileHandleForWriting.write(Data("PRAGMA key = '\(escaped)';\n\(sql)\n".utf8))
-            try input.fileHandleForWriting.close()
-            let outputData = output.fileHandleForReading.readDataToEndOfFile()
-            let errorData = error.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (
-                process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-                String(decoding: errorData, as: UTF8.self)
-            )
+            let outcome = try SpawnedProcess.runBlocking(
+                "/usr/bin/sqlcipher", ["-bail", path], input: "PRAGMA key = '\(escaped)';\n\(sql)\n")
+            guard case .exit(let status) = outcome.termination else {
+                return (-1, outcome.output, outcome.error + "\n(sqlcipher \(outcome.termination))")
+            }
+            return (status, outcome.output, outcome.error)
         }
 
         func shell(passphrase: String, sql: String) throws -> (status: Int32, output: String, error: String) {

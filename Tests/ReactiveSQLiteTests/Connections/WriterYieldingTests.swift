@@ -246,34 +246,25 @@ import Testing
 /// time, with no busy timeout (it fails at once on a lock, as many scripts
 /// do).
 final class InteractiveSQLiteShell: Sendable {
-    private let process: Process
-    private let input: Pipe
+    private let process: SpawnedProcess
     private let output = Locked("")
     private let error = Locked("")
 
     init(path: String) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", path]
-        input = Pipe()
-        let standardOutput = Pipe()
-        let standardError = Pipe()
-        process.standardInput = input
-        process.standardOutput = standardOutput
-        process.standardError = standardError
-        // A thread per pipe, which reads until the end of the output: with
-        // Foundation's `readabilityHandler`, the pipe's descriptor could be
-        // closed while libdispatch still watched it (a crash of its event
-        // loop, seen once in a full run).
-        let handles = [(standardOutput.fileHandleForReading, output), (standardError.fileHandleForReading, error)]
-        try process.run()
-        for (handle, text) in handles {
+        process = try SpawnedProcess(
+            "sqlite3", [path], standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
+        // A thread per pipe, which reads until the end of the output.
+        for (descriptor, text) in [(process.outputReader, output), (process.errorReader, error)] {
+            guard let descriptor else { continue }
             Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    text.withLock { $0 += String(decoding: buffer[..<count], as: UTF8.self) }
                 }
+                close(descriptor)
             }
         }
     }
@@ -281,7 +272,15 @@ final class InteractiveSQLiteShell: Sendable {
     var errorText: String { error.value }
 
     func send(_ sql: String) {
-        input.fileHandleForWriting.write(Data((sql + "\n").utf8))
+        guard let input = process.inputWriter else { return }
+        let bytes = Array((sql + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
     }
 
     func waitForOutput(containing text: String) async throws {
@@ -289,9 +288,10 @@ final class InteractiveSQLiteShell: Sendable {
         try await waitUntil { output.value.contains(text) }
     }
 
+    /// Closes the shell's input and ends it; called once.
     func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        if let input = process.inputWriter { close(input) }
+        process.signal(SIGTERM)
     }
 }
 #endif

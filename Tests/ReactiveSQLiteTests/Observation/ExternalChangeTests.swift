@@ -153,11 +153,9 @@ import Testing
         fixture.external.close()
         // Another process, as `dd` would: closing a descriptor of the file
         // here would drop this process's own SQLite locks.
-        let dd = Process()
-        dd.executableURL = URL(fileURLWithPath: "/bin/dd")
-        dd.arguments = ["if=/dev/zero", "of=\(fixture.path)", "bs=100", "count=1", "conv=notrunc", "status=none"]
-        try dd.run()
-        dd.waitUntilExit()
+        let dd = try await SpawnedProcess.run(
+            "/bin/dd", ["if=/dev/zero", "of=\(fixture.path)", "bs=100", "count=1", "conv=notrunc", "status=none"])
+        #expect(dd.termination == .exit(0), "dd: \(dd.error)")
         let reported = try await errors.wait(for: 1)
         let code = try #require(reported[0]?.resultCode)
         #expect(code == .SQLITE_NOTADB || code == .SQLITE_CORRUPT, "\(reported)")
@@ -541,17 +539,7 @@ func openDescriptorCount(ofFile path: String) -> Int {
 /// to exit (bounded). The shell waits up to 5 seconds for locks, and stops
 /// at the first error.
 func runSQLiteShell(path: String, sql: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["sqlite3", "-bail", "-cmd", ".timeout 5000", path, sql]
-    let standardError = Pipe()
-    process.standardError = standardError
-    process.standardOutput = FileHandle.nullDevice
-    let exited = Signal()
-    process.terminationHandler = { _ in exited.open() }
-    try process.run()
-    try await exited.wait()
-    let message = String(decoding: standardError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    #expect(process.terminationStatus == 0, "sqlite3: \(message)", sourceLocation: sourceLocation)
+    let outcome = try await SpawnedProcess.run("sqlite3", ["-bail", "-cmd", ".timeout 5000", path, sql])
+    #expect(outcome.termination == .exit(0), "sqlite3: \(outcome.error)", sourceLocation: sourceLocation)
 }
 #endif

@@ -14,18 +14,7 @@ final class ChildProcess: Sendable {
         var text: String { String(decoding: bytes, as: UTF8.self) }
     }
 
-    /// How the process ended.
-    enum Termination: Equatable, Sendable, CustomStringConvertible {
-        case exit(Int32)
-        case signal(Int32)
-
-        var description: String {
-            switch self {
-            case .exit(let status): "exit status \(status)"
-            case .signal(let signal): "killed by signal \(signal)"
-            }
-        }
-    }
+    typealias Termination = SpawnedProcess.Termination
 
     /// The deadline of every wait, generous for a loaded machine: it only
     /// decides failures.
@@ -34,7 +23,7 @@ final class ChildProcess: Sendable {
     let processIdentifier: Int32
     let standardOutput = ObservedState(Output())
     let standardError = ObservedState(Output())
-    private let termination = ObservedState<Termination?>(nil)
+    private let process: SpawnedProcess
     /// The write end of the process's standard input, when the test feeds it.
     private let input: Mutex<Int32?>
     let commandLine: String
@@ -53,39 +42,24 @@ final class ChildProcess: Sendable {
     ) throws {
         StallWatchdog.startIfRequested()
         commandLine = ([executable.path] + arguments).joined(separator: " ")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let inputPipe = feedsInput ? Pipe() : nil
-        process.standardInput = inputPipe ?? FileHandle.nullDevice
-        let outputPipe = Pipe()
-        let errorPipe = Pipe()
-        process.standardOutput = terminal.map { FileHandle(fileDescriptor: $0, closeOnDealloc: false) } ?? outputPipe
-        process.standardError = errorPipe
-        process.terminationHandler = { [termination] process in
-            let status = process.terminationStatus
-            let ending: Termination = process.terminationReason == .exit ? .exit(status) : .signal(status)
-            termination.update { $0 = ending }
-        }
-        try process.run()
+        let process = try SpawnedProcess(
+            executable.path, arguments, environment: environment,
+            standardInput: feedsInput ? .pipe : .null,
+            standardOutput: terminal.map { .descriptor($0) } ?? .pipe,
+            standardError: .pipe)
+        self.process = process
         processIdentifier = process.processIdentifier
-        input = Mutex(inputPipe.map { dup($0.fileHandleForWriting.fileDescriptor) })
-        if terminal == nil {
-            Self.read(dup(outputPipe.fileHandleForReading.fileDescriptor), into: standardOutput)
+        input = Mutex(process.inputWriter)
+        if let outputReader = process.outputReader {
+            Self.read(outputReader, into: standardOutput)
         } else {
             standardOutput.update { $0.isClosed = true }
         }
-        Self.read(dup(errorPipe.fileHandleForReading.fileDescriptor), into: standardError)
-        // The parent's copies of the child's ends: without closing them, the
-        // reads would never see the end of the streams.
-        try? outputPipe.fileHandleForWriting.close()
-        try? errorPipe.fileHandleForWriting.close()
-        try? inputPipe?.fileHandleForReading.close()
+        if let errorReader = process.errorReader { Self.read(errorReader, into: standardError) }
     }
 
     deinit {
-        if termination.value == nil { kill(processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
         closeInput()
     }
 
@@ -136,7 +110,7 @@ final class ChildProcess: Sendable {
 
     /// Sends a signal to the process (SIGINT: Ctrl-C).
     func signal(_ signal: Int32) {
-        kill(processIdentifier, signal)
+        process.signal(signal)
     }
 
     // MARK: - Waiting
@@ -156,7 +130,7 @@ final class ChildProcess: Sendable {
     func waitForOutput(timeout: Duration = timeout, until condition: @escaping @Sendable (String) -> Bool) async throws {
         let output = await standardOutput.wait(until: { $0.isClosed || condition($0.text) }, timeout: timeout)
         guard let output, condition(output.text) else {
-            kill(processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             throw failure("standard output does not reach the expected state after \(timeout): killed")
         }
     }
@@ -171,7 +145,7 @@ final class ChildProcess: Sendable {
         let output = await standardError.wait(
             until: { $0.isClosed || $0.text.components(separatedBy: text).count - 1 >= count }, timeout: timeout)
         guard let output, output.text.components(separatedBy: text).count - 1 >= count else {
-            kill(processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             throw failure("standard error does not contain \"\(text)\" \(count) times")
         }
     }
@@ -181,7 +155,7 @@ final class ChildProcess: Sendable {
     ) async throws {
         let output = await stream.wait(until: { $0.isClosed || $0.text.contains(text) }, timeout: timeout)
         guard let output, output.text.contains(text) else {
-            kill(processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             throw failure(output == nil
                 ? "no \"\(text)\" on \(name) after \(timeout): killed"
                 : "\(name) closed without \"\(text)\"")
@@ -194,8 +168,8 @@ final class ChildProcess: Sendable {
     @discardableResult
     func waitForExit(timeout: Duration = timeout) async throws -> Termination {
         let start = ContinuousClock.now
-        guard let ending = await termination.wait(until: { $0 != nil }, timeout: timeout) ?? nil else {
-            kill(processIdentifier, SIGKILL)
+        guard let ending = await process.waitForExit(timeout: timeout) else {
+            process.signal(SIGKILL)
             throw failure("still running after \(timeout): killed")
         }
         let remaining = timeout - (ContinuousClock.now - start)
