@@ -578,6 +578,16 @@ final class TransactionObserverBroker {
         userObservers.removeAll { $0.observer == nil || $0.extent == .nextTransaction }
     }
 
+    /// The database file was deleted or replaced under the connections
+    /// (see `ExternalChangeWatcher`): every observation that has an error
+    /// channel ends with `error`. Runs in an access of the writer.
+    func databaseFileDidMove(_ error: DatabaseError) {
+        // An observation may unregister another one: look each one up.
+        for id in commitObservers.keys.sorted() {
+            commitObservers[id]?.databaseFileDidMove(database, error)
+        }
+    }
+
     /// Another connection or process committed (see `ExternalChangeWatcher`).
     /// What it changed is unknown: every observation counts it as one
     /// commit that modified its region, which may have changed the schema.

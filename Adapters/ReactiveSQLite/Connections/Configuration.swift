@@ -108,6 +108,13 @@ public struct Configuration: Sendable {
     /// fetches and polls take no lock at all: they read, then check that no
     /// writer was at work meanwhile, and run again after the commit of one
     /// that was. <doc:ExternalChanges> explains the mechanism and its costs.
+    ///
+    /// When the database file is deleted or replaced (another file renamed
+    /// over its path), the connections would go on reading the file they
+    /// opened, which nobody changes any more: every value and record
+    /// observation ends with a `DatabaseError` of code
+    /// `SQLITE_READONLY_DBMOVED`, within one poll interval (at once on
+    /// Linux), and so does every observation started later.
     public var observesExternalChanges: Bool = false
 
     /// How often external changes are looked for, when

@@ -70,6 +70,11 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let SQLITE_RANGE = ResultCode(rawValue: 25)
     /// The file is not a database.
     public static let SQLITE_NOTADB = ResultCode(rawValue: 26)
+    /// Extended (`SQLITE_READONLY`): the database file was deleted, moved
+    /// or replaced since the connection opened it. SQLite returns it to a
+    /// write; an observation of external changes ends with it (see
+    /// `Configuration.observesExternalChanges`).
+    public static let SQLITE_READONLY_DBMOVED = ResultCode(rawValue: 1032)
     /// `sqlite3_step` has another row ready.
     public static let SQLITE_ROW = ResultCode(rawValue: 100)
     /// `sqlite3_step` has finished executing.

@@ -41,7 +41,7 @@ final class DatabaseFileEvents: @unchecked Sendable {
         let names: Set<[UInt8]> = [Array(name.utf8), Array("\(name)-wal".utf8), Array("\(name)-journal".utf8)]
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else { return nil }
-        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_CLOSE_WRITE)
+        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE)
         guard inotify_add_watch(descriptor, directory, mask) >= 0 else {
             close(descriptor)
             return nil

@@ -1,4 +1,9 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Notices the commits that other connections and other processes make to
 /// the database file of a `DatabaseQueue` or a `DatabasePool` whose
@@ -35,6 +40,13 @@ import Dispatch
 /// commit is seen by a check, and the fetches that the check starts read
 /// it). Several external commits between two checks make one detection.
 ///
+/// A database file deleted or replaced under the connections (moved away,
+/// or another file renamed over its path) goes on being read through their
+/// open descriptors, and no commit to the new file would ever be seen:
+/// every reading first compares the file at the path with the one opened
+/// (device and inode), and when they differ, every observation ends with
+/// `SQLITE_READONLY_DBMOVED`, as does every observation that starts later.
+///
 /// The dedicated connection is opened when the first observation starts,
 /// and closed when the last one ends or when the database is closed: no
 /// observation, no polling.
@@ -52,6 +64,9 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     private let writer: SerializedDatabase
     private let interval: DispatchTimeInterval
     private let leeway: DispatchTimeInterval
+    /// The device and inode of the file at `path` when the writer had just
+    /// opened it; nil when it could not be read (then nothing is compared).
+    private let openedFile: FileIdentity?
 
     // Writer's queue only.
     /// The number of observations of the writer that have started and not ended.
@@ -89,6 +104,8 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         /// observations were told once, and are not told again until a
         /// reading succeeds.
         var isFailing = false
+        /// Whether the observations were told that the file moved.
+        var hasToldMove = false
 
         init(connection: SerializedDatabase, timer: any DispatchSourceTimer, lastDataVersion: Int) {
             self.connection = connection
@@ -155,6 +172,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         self.defaultSynchronous = defaultSynchronous
         self.owner = owner
         self.writer = writer
+        openedFile = FileIdentity(path: path)
         interval = .nanoseconds(nanoseconds)
         leeway = .nanoseconds(max(1, nanoseconds / 10))
     }
@@ -179,6 +197,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     ///
     /// - Throws: The `DatabaseError` of opening the dedicated connection.
     func observationWillStart(_ db: Database) throws {
+        if let error = movedFileError() { throw error }
         observationCount += 1
         guard observationCount == 1 else { return }
         do {
@@ -334,6 +353,15 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// since, and no lock is taken. Bytes read while a writer writes them
     /// may be torn or roll back: they only cause one more reading.
     private func poll(_ poller: Poller) {
+        if let error = movedFileError() {
+            guard !poller.hasToldMove else { return }
+            poller.hasToldMove = true
+            writer.asyncWithoutWaiting { [self] db in
+                guard writerDataVersion != nil else { return }  // No observation now.
+                db.observationBroker.databaseFileDidMove(error)
+            }
+            return
+        }
         guard !poller.isReadingQueued else { return }
         poller.isReadingQueued = true
         poller.connection.asyncAccess({ db in try Self.readDataVersion(db, poller) }, completion: { [self] result in
@@ -384,6 +412,20 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             }
             #endif
         })
+    }
+
+    /// The error of a file that is no longer at its path, or nil while the
+    /// path names the file the writer opened (or when that is unknown).
+    private func movedFileError() -> DatabaseError? {
+        guard let openedFile else { return nil }
+        let current = FileIdentity(path: path)
+        guard current != openedFile else { return nil }
+        let what = current == nil ? "was deleted or moved away" : "was replaced by another file"
+        return DatabaseError(
+            resultCode: .SQLITE_READONLY_DBMOVED,
+            message: "the database file \(path) \(what) since it was opened: its connections read a file that "
+                + "is no longer there, and would never see its changes (open the database again)",
+            connectionLabel: "\(configuration.label).watcher")
     }
 
     /// On the dedicated connection: its `data_version`, or nil when the
@@ -457,5 +499,20 @@ extension Database {
     /// `PRAGMA data_version`: changes when another connection commits.
     func dataVersion() throws -> Int {
         try SQLRequest<Int>(sql: "PRAGMA data_version").fetchOne(self) ?? 0
+    }
+}
+
+/// Which file a path names: its device and inode.
+struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// The identity of the file at `path` (symbolic links followed), or nil
+    /// when there is none.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }

@@ -233,6 +233,12 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         commitDidChangeRegion(db)
     }
 
+    /// The file was deleted or replaced: the values would come from a file
+    /// that is gone. The observation ends with the error.
+    func databaseFileDidMove(_ db: Database, _ error: DatabaseError) {
+        finish(with: error, synchronously: false, onWriter: true)
+    }
+
     /// A commit changed the region: fetch, now or after the running fetch.
     private func commitDidChangeRegion(_ db: Database) {
         let commit = db.observationBroker.commitCount

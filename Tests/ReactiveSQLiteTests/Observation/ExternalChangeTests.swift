@@ -161,6 +161,51 @@ import Testing
         #expect(code == .SQLITE_NOTADB || code == .SQLITE_CORRUPT, "\(reported)")
     }
 
+    enum FileFate: String, CaseIterable, Sendable { case deleted, replaced }
+
+    /// The file is deleted, or another database is renamed over its path:
+    /// the connections go on reading the file they opened, which nobody
+    /// can change any more. Every observation ends with
+    /// SQLITE_READONLY_DBMOVED, and so does an observation started later
+    /// (without it, both would show the old rows for ever).
+    @Test(arguments: Setup.allCases, FileFate.allCases)
+    func aDeletedOrReplacedFileEndsTheObservations(setup: Setup, fate: FileFate) async throws {
+        let fixture = try Fixture(setup)
+        let errors = Recorder<DatabaseError?>()
+        let values = Recorder<[Int]>()
+        let cancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { error in
+                errors.append(error as? DatabaseError)
+            }, onChange: values.append)
+        defer { cancellable.cancel() }
+        _ = try await values.wait(for: 1)
+        try await fixture.waitForQuietPoll()
+        switch fate {
+        case .deleted:
+            #expect(unlink(fixture.path) == 0)
+        case .replaced:
+            let other = fixture.directory.path("other.sqlite")
+            let queue = try DatabaseQueue(path: other)
+            try queue.writeSQL("CREATE TABLE player (id INTEGER PRIMARY KEY, score INTEGER)")
+            queue.close()
+            #expect(rename(other, fixture.path) == 0)
+        }
+        let reported = try await errors.wait(for: 1)
+        let error = try #require(reported[0])
+        #expect(error.extendedResultCode == .SQLITE_READONLY_DBMOVED)
+        #expect(error.message?.contains(fate == .deleted ? "was deleted or moved away" : "was replaced by another file") == true)
+        #expect(error.message?.contains(fixture.path) == true)
+
+        // A later observation ends at once, with the same error.
+        let later = Recorder<DatabaseError?>()
+        let laterCancellable = ValueObservation.trackingAll(Self.scores)
+            .start(in: fixture.observed, scheduling: .observationQueue, onError: { error in
+                later.append(error as? DatabaseError)
+            }, onChange: { _ in })
+        defer { laterCancellable.cancel() }
+        #expect(try await later.wait(for: 1).first??.extendedResultCode == .SQLITE_READONLY_DBMOVED)
+    }
+
     @Test(arguments: Setup.allCases)
     func valueObservationSeesTheCommitsOfTheSQLiteShell(setup: Setup) async throws {
         let fixture = try Fixture(setup)
