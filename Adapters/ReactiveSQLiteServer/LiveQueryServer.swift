@@ -47,6 +47,7 @@ public final class LiveQueryServer: Sendable {
         var shared: [SharedLiveQuery.Key: SharedLiveQuery] = [:]
         var subscriberCount = 0
         var notice: String?
+        var failureHandler: (@Sendable (LiveQueryFailure) -> Void)?
     }
 
     /// A server for `queries`, read through `reader`.
@@ -106,6 +107,19 @@ public final class LiveQueryServer: Sendable {
                 queryName: query.name,
                 message: "the key column '\(key)' is not a result column (\(statement.columnNames.joined(separator: ", ")))")
         }
+    }
+
+    /// Called once for each observation that ends with a failure (see
+    /// `LiveQueryFailure`), on an unspecified thread, after its
+    /// subscribers were told why. The server goes on: a later subscription
+    /// runs the query anew. Nil by default.
+    ///
+    /// ```swift
+    /// liveQueries.failureHandler = { failure in logger.error("\(failure)") }
+    /// ```
+    public var failureHandler: (@Sendable (LiveQueryFailure) -> Void)? {
+        get { state.withLock { $0.failureHandler } }
+        set { state.withLock { $0.failureHandler = newValue } }
     }
 
     /// What every subscriber is told about the data, or nil: an
@@ -173,7 +187,11 @@ public final class LiveQueryServer: Sendable {
         let (subscription, isNew) = try result.get()
         let shared = subscription.shared
         if isNew {
-            shared.start(reader: reader) { [weak self] failed in self?.forget(failed) }
+            shared.start(reader: reader) { [weak self] failed, failure in
+                guard let self else { return }
+                forget(failed)
+                state.withLock { $0.failureHandler }?(failure)
+            }
         }
         subscription.wake()
         return subscription

@@ -29,3 +29,33 @@ struct LiveRequestError: Error, Sendable {
     static func badRequest(_ message: String) -> LiveRequestError { .init(kind: .badRequest, message: message) }
 }
 #endif
+
+#if Server
+/// A live query whose observation ended: its subscribers were sent
+/// `message` (an `error` event or frame), and the next subscription runs
+/// the query anew. An application learns of it through
+/// `LiveQueryServer.failureHandler`, to log it or to act (a database file
+/// deleted or replaced under the server, a result over `maxRows`).
+public struct LiveQueryFailure: Error, CustomStringConvertible, Sendable {
+    /// What ended the observation.
+    public enum Reason: Sendable {
+        /// The result had `count` rows, more than `LiveQueryServerOptions.maxRows`.
+        case tooManyRows(count: Int, limit: Int)
+        /// Reading the database failed: a `DatabaseError` (a file deleted,
+        /// replaced, corrupt or unreadable, a changed schema that breaks the
+        /// query), or another error of the observation.
+        case error(any Error)
+    }
+
+    /// The query's name.
+    public var queryName: String
+    /// The arguments of the subscriptions that ended, by parameter name.
+    public var arguments: [String: String]
+    public var reason: Reason
+    /// What the subscribers were told.
+    public var message: String
+
+    /// `live query NAME: MESSAGE`.
+    public var description: String { "live query \(queryName): \(message)" }
+}
+#endif

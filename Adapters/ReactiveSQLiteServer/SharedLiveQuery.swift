@@ -66,7 +66,7 @@ final class SharedLiveQuery: Sendable {
     /// Finds how rows are identified, then starts the observation.
     /// `onFailure` is called once if the query fails (its subscribers are
     /// told why, and the server forgets this observation).
-    func start(reader: any DatabaseReader, onFailure: @escaping @Sendable (SharedLiveQuery) -> Void) {
+    func start(reader: any DatabaseReader, onFailure: @escaping @Sendable (SharedLiveQuery, LiveQueryFailure) -> Void) {
         let sql = query.sql
         let keys = query.keyColumns
         let arguments = StatementArguments(key.arguments.mapValues { $0 as (any DatabaseValueConvertible)? })
@@ -81,7 +81,7 @@ final class SharedLiveQuery: Sendable {
                     in: reader, scheduling: .async(onQueue: intake),
                     onError: { [weak self] error in
                         guard let self else { return }
-                        self.fail(Self.reason(error), onFailure: onFailure)
+                        self.fail(.error(error), Self.reason(error), onFailure: onFailure)
                     },
                     onChange: { [weak self] rows in
                         guard let self else { return }
@@ -96,7 +96,7 @@ final class SharedLiveQuery: Sendable {
                 }
                 cancelled?.cancel()
             } catch {
-                fail(Self.reason(error), onFailure: onFailure)
+                fail(.error(error), Self.reason(error), onFailure: onFailure)
             }
         }
     }
@@ -129,13 +129,14 @@ final class SharedLiveQuery: Sendable {
     /// On `queue`: a new result.
     private func receive(
         _ rows: [Row], identity: RowIdentity, columnNames: [String],
-        onFailure: @escaping @Sendable (SharedLiveQuery) -> Void
+        onFailure: @escaping @Sendable (SharedLiveQuery, LiveQueryFailure) -> Void
     ) {
         if state.withLock({ $0.failure != nil }) { return }
         if rows.count > maxRows {
             fail(
+                .tooManyRows(count: rows.count, limit: maxRows),
                 "the live query '\(query.name)' returned \(rows.count) rows, more than the server's limit of "
-                    + "\(maxRows) (maxRows)", onFailure: onFailure)
+                    + "\(maxRows) rows", onFailure: onFailure)
             return
         }
         let number = (state.withLock { $0.latest?.number } ?? 0) + 1
@@ -170,7 +171,10 @@ final class SharedLiveQuery: Sendable {
         for subscriber in subscribers { subscriber.wake() }
     }
 
-    private func fail(_ reason: String, onFailure: @Sendable (SharedLiveQuery) -> Void) {
+    private func fail(
+        _ cause: LiveQueryFailure.Reason, _ reason: String,
+        onFailure: @Sendable (SharedLiveQuery, LiveQueryFailure) -> Void
+    ) {
         let (subscribers, isFirst) = state.withLock { state in
             let isFirst = state.failure == nil
             if isFirst { state.failure = reason }
@@ -181,7 +185,8 @@ final class SharedLiveQuery: Sendable {
         // its cancellation would wait for.
         DispatchQueue.global().async { self.stop() }
         for subscriber in subscribers { subscriber.wake() }
-        onFailure(self)
+        onFailure(self, LiveQueryFailure(
+            queryName: key.name, arguments: key.arguments.mapValues { $0.description }, reason: cause, message: reason))
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -65,13 +65,22 @@ import TestSupport
         var options = LiveQueryServerOptions()
         options.maxRows = 3
         let server = try LiveQueryServer(reader: database.writer, queries: [Self.all], options: options)
+        let failures = Recorder<LiveQueryFailure>()
+        server.failureHandler = { failures.append($0) }
         try await withLiveServer(server) { port, _ in
             let sse = try SSEClient(port: port, path: "/live/all")
             #expect(await sse.wait(until: { $0.replica.rows.count == 3 }) != nil)
             try await database.writer.write { db in try db.execute(sql: "INSERT INTO player VALUES (4, 'David', 'red', 10)") }
             let ended = try #require(await sse.wait(until: { $0.isClosed }))
             #expect(ended.events.last?.name == "error")
-            #expect(ended.events.last?.data.contains("returned 4 rows, more than the server's limit of 3 (maxRows)") == true)
+            #expect(ended.events.last?.data.contains("returned 4 rows, more than the server's limit of 3 rows") == true)
+            // The application hears of it too, once.
+            let failure = try #require(try await failures.wait(for: 1).first)
+            #expect(failure.queryName == "all")
+            guard case .tooManyRows(count: 4, limit: 3) = failure.reason else {
+                Issue.record("\(failure.reason)")
+                return
+            }
             try await waitUntil { server.subscriberCount == 0 && server.observationCount == 0 }
 
             // The next subscription observes again.
@@ -79,6 +88,43 @@ import TestSupport
             let again = try SSEClient(port: port, path: "/live/all")
             defer { again.disconnect() }
             #expect(await again.wait(until: { $0.replica.rows.count == 3 }) != nil)
+            #expect(failures.values.count == 1)
+        }
+    }
+
+    /// The database file is deleted under the server: its subscribers are
+    /// told, the application gets a `LiveQueryFailure` with SQLite's
+    /// SQLITE_READONLY_DBMOVED, and a new subscription is ended the same way
+    /// (without it, every client would keep the old rows for ever).
+    @Test(arguments: [DatabaseKind.fileQueue, .pool])
+    func aDeletedDatabaseFileEndsTheSubscriptionsAndTellsTheApplication(kind: DatabaseKind) async throws {
+        var configuration = Configuration()
+        configuration.observesExternalChanges = true
+        configuration.externalChangePollInterval = .milliseconds(20)
+        let database = try kind.make(configuration: configuration, sql: playersSQL)
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all])
+        let failures = Recorder<LiveQueryFailure>()
+        server.failureHandler = { failures.append($0) }
+        try await withLiveServer(server) { port, _ in
+            let sse = try SSEClient(port: port, path: "/live/all")
+            #expect(await sse.wait(until: { $0.replica.hasRows }) != nil)
+            let path = try #require(database.path)
+            #expect(unlink(path) == 0)
+            let ended = try #require(await sse.wait(until: { $0.isClosed }))
+            #expect(ended.events.last?.name == "error")
+            #expect(ended.events.last?.data.contains("was deleted or moved away") == true)
+            let failure = try #require(try await failures.wait(for: 1).first)
+            guard case .error(let error as DatabaseError) = failure.reason else {
+                Issue.record("\(failure.reason)")
+                return
+            }
+            #expect(error.extendedResultCode == .SQLITE_READONLY_DBMOVED)
+
+            let again = try SSEClient(port: port, path: "/live/all")
+            defer { again.disconnect() }
+            let refused = try #require(await again.wait(until: { $0.isClosed }))
+            #expect(refused.events.last?.data.contains("was deleted or moved away") == true)
+            #expect(!refused.replica.hasRows)
         }
     }
 

@@ -184,6 +184,32 @@ import TestSupport
         try await served.stop()
     }
 
+    /// A result over `--max-rows` is not served: the streams end with the
+    /// reason, standard error says what to do, once; a result back under
+    /// the limit is served again to a new client.
+    @Test func aResultOverTheRowLimitIsExplained() async throws {
+        let database = try await WatchedDatabase.players()
+        let served = try await ServedWatch(database, sql: "SELECT * FROM player ORDER BY id", ["--max-rows", "3"])
+        let events = try SSEClient(port: served.port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: false))
+        defer { events.disconnect() }
+        #expect(await events.wait(until: { $0.replica.rows.count == 3 }) != nil)
+        try await database.execute("INSERT INTO player (id, name, team, score) VALUES (4, 'Dora', 'blue', 5)")
+        let ended = try #require(await events.wait(until: { $0.isClosed }))
+        #expect(ended.events.last?.name == "error")
+        #expect(ended.events.last?.data.contains("returned 4 rows, more than the server's limit of 3 rows") == true)
+        try await served.process.waitForError(containing: "the result has 4 rows, more than --max-rows (3)")
+        // A client that tries again meets the same limit: not noted again.
+        let retry = try SSEClient(port: served.port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: false))
+        defer { retry.disconnect() }
+        #expect(await retry.wait(until: { $0.isClosed }) != nil)
+        #expect(served.process.errorText.components(separatedBy: "more than --max-rows").count == 2)
+        try await database.execute("DELETE FROM player WHERE id = 4")
+        let after = try SSEClient(port: served.port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: false))
+        defer { after.disconnect() }
+        #expect(await after.wait(until: { $0.replica.rows.count == 3 }) != nil)
+        try await served.stop()
+    }
+
     @Test func servingNeedsAValidAddressAndQuery() async throws {
         let database = try await WatchedDatabase.players()
         for (arguments, status, message) in [
@@ -191,6 +217,8 @@ import TestSupport
             (["SELECT * FROM player", "--serve", "127.0.0.1:99999"], 64, "--serve takes HOST:PORT"),
             (["SELECT * FROM player", "--serve", "127.0.0.1:0", "--count", "2"], 64, "--count does not apply to --serve"),
             (["SELECT * FROM player", "--map", "x,y"], 64, "--map applies to --serve only"),
+            (["SELECT * FROM player", "--max-rows", "10"], 64, "--max-rows applies to --serve only"),
+            (["SELECT * FROM player", "--serve", "127.0.0.1:0", "--max-rows", "0"], 64, "--max-rows must be at least 1"),
             (["SELECT * FROM player", "--serve", "127.0.0.1:0", "--map", "x"], 64, "--map takes two result columns"),
             (["SELECT * FROM player WHERE id = :id", "--serve", "127.0.0.1:0"], 2, "the parameter :id is not declared"),
             (["DELETE FROM player", "--serve", "127.0.0.1:0"], 2, "not a read"),

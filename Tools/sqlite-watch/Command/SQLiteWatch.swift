@@ -78,6 +78,12 @@ struct SQLiteWatch: ParsableCommand {
         valueName: "n"))
     var maxConnections: Int?
 
+    @Option(name: .customLong("max-rows"), help: ArgumentHelp(
+        "With --serve: the most rows a result may have (default: 100000); a larger one is not served: "
+            + "the page and standard error say so, and it is read again later. Example: --max-rows 500000",
+        valueName: "n"))
+    var maxRows: Int?
+
     @Option(name: .customLong("header-timeout"), help: ArgumentHelp(
         "With --serve: how long a request's head may take to arrive before the connection is answered "
             + "408 and closed. Example: --header-timeout 5 (default: 10)",
@@ -138,6 +144,12 @@ struct SQLiteWatch: ParsableCommand {
         }
         if serve == nil, map != nil {
             throw ValidationError("--map applies to --serve only")
+        }
+        if serve == nil, maxRows != nil {
+            throw ValidationError("--max-rows applies to --serve only")
+        }
+        if let maxRows, maxRows < 1 {
+            throw ValidationError("--max-rows must be at least 1")
         }
         if serve == nil, maxConnections != nil || headerTimeout != 10 || !allowedHosts.isEmpty || !allowedOrigins.isEmpty {
             throw ValidationError("--max-connections, --header-timeout, --allow-host and --allow-origin apply to --serve only")
@@ -253,7 +265,7 @@ struct SQLiteWatch: ParsableCommand {
             LiveServer(settings: LiveServer.Settings(
                 path: database, queries: [query], address: address,
                 busyTimeout: .milliseconds(Int64((busyTimeout * 1000).rounded())), passphrase: passphrase,
-                pageTitle: "sqlite-watch · \(name)", access: access)
+                pageTitle: "sqlite-watch · \(name)", access: access, maxRows: maxRows)
             ).start()
         } catch {
             Lifecycle.fail(error)

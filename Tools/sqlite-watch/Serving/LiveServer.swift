@@ -33,6 +33,8 @@ final class LiveServer {
         var passphrase: String?
         var pageTitle: String
         var access = ServeAccess()
+        /// `--max-rows`; nil: the library's default.
+        var maxRows: Int?
     }
 
     /// The server of the process, kept for as long as it serves: its file
@@ -49,6 +51,9 @@ final class LiveServer {
     private var lockedSince: ContinuousClock.Instant?
     /// Whether the lock note was printed (and the notice set) for this lock.
     private var isLockNoted = false
+    /// The last failure of a query noted on standard error, and when: a
+    /// page tries again every few seconds, and meets the same failure.
+    private var lastFailureNote: (message: String, at: ContinuousClock.Instant)?
 
     init(settings: Settings) {
         self.settings = settings
@@ -96,6 +101,7 @@ final class LiveServer {
         // The tool's queries stay observed for the life of the process, so
         // that a client that reconnects resumes from its last event.
         options.idleLifetime = .seconds(100 * 365 * 24 * 3600)
+        if let maxRows = settings.maxRows { options.maxRows = maxRows }
         let liveQueries: LiveQueryServer
         do {
             liveQueries = try LiveQueryServer(
@@ -108,6 +114,9 @@ final class LiveServer {
             throw WatchError(status: .queryError, message: error.message)
         }
         self.liveQueries = liveQueries
+        liveQueries.failureHandler = { [weak self] failure in
+            Task { @MainActor in self?.note(failure) }
+        }
         let page = LivePage(title: settings.pageTitle, panels: zip(settings.queries, inspections).map { query, inspection in
             let keys = JSONRenderer.objectKeys(inspection.columnNames)
             let keyColumns = inspection.identity.columnIndexes(in: inspection.columnNames)?.map { keys[$0] } ?? []
@@ -197,6 +206,22 @@ final class LiveServer {
             StandardStreams.note(Watcher.lockNote(busyTimeout: settings.busyTimeout))
             liveQueries.notice = "the database is locked by another process: changes wait for the lock's end"
         }
+    }
+
+    /// A query's failure, on standard error: once, and again if it persists
+    /// a minute later (the page retries every ten seconds).
+    private func note(_ failure: LiveQueryFailure) {
+        let message: String = switch failure.reason {
+        case .tooManyRows(let count, let limit):
+            "the result has \(count) rows, more than --max-rows (\(limit)): it is not served until it has fewer "
+                + "(give a larger --max-rows, or a query with fewer rows)"
+        case .error:
+            failure.message
+        }
+        let now = ContinuousClock.now
+        if let last = lastFailureNote, last.message == message, now - last.at < .seconds(60) { return }
+        lastFailureNote = (message, now)
+        StandardStreams.note(message)
     }
 
     private func fail(_ error: any Error) -> Never {
