@@ -19,10 +19,21 @@ import SQLiteWatchKit
 /// - a status line shows the connection and the time of the last change;
 ///   the page reconnects by itself, resuming from the last event it got.
 ///
-/// For tests and tools, the DOM says what the page shows: each row is a
-/// `tr[data-key]` of `#panel-N` whose cells have a `data-value` (the
-/// value's JSON), each point a `g.point[data-key]` with `data-x` and
-/// `data-y`; rows and points on their way out have the class `leaving`.
+/// The table draws only the rows around its viewport (fast at 100 000
+/// rows); a click on a header sorts by that column, a filter keeps the rows
+/// whose text contains it, and a button scrolls to the changed rows outside
+/// the viewport. A server's `error` event (a result over `maxRows`) is shown
+/// in the panel, and the page tries again every ten seconds.
+///
+/// For tests and tools, the DOM says what the page shows: each drawn row is
+/// a `tr.row[data-key]` of `#panel-N` whose cells have a `data-value` (the
+/// value's JSON); the first drawn row is at the position in the table
+/// body's `data-first`, and the panel's `data-rows` counts the rows shown
+/// (filtered). Each point is a `g.point[data-key]` with `data-x` and
+/// `data-y`, up to 1 500 points (a canvas above; the plane's `data-points`
+/// counts them); rows and points on their way out have the class
+/// `leaving`. `window.livePageMetrics` holds the time the page took to
+/// show its first rows and to apply each change.
 public struct LivePage: Sendable {
     /// One live query on the page.
     public struct Panel: Sendable {
