@@ -8,9 +8,17 @@ public struct JSONRowReplica: Sendable, Equatable {
     /// The key columns (JSON object keys); empty: the whole row.
     public let keys: [String]
     public let isOrdered: Bool
-    /// The rows, in result order when ordered, otherwise in arrival order.
+    /// The rows, in result order when ordered, otherwise in arrival order
+    /// (a deleted row's place taken by the last row).
     public private(set) var rows: [String] = []
-    private var objects: [[String: JSONValue]] = []
+    /// The key of each row, at the same indexes as `rows` (its text
+    /// without key columns). Only texts are kept: a soak's hundreds of
+    /// replicas of 30 000 rows.
+    private var rowKeys: [String] = []
+    /// With key columns, the index of each row by its key: a difference
+    /// costs its own rows, not a scan of every row (a soak's hundreds of
+    /// replicas of 30 000 rows).
+    private var indexes: [String: Int] = [:]
     /// Whether a `rows` event arrived.
     public private(set) var hasRows = false
     /// A difference that could not be applied (a deleted or updated row
@@ -23,11 +31,7 @@ public struct JSONRowReplica: Sendable, Equatable {
     }
 
     /// The rows as JSON objects (keys sorted), in the order of `rows`.
-    public var jsonObjects: [String] {
-        objects.map { row in
-            "{" + row.keys.sorted().map { "\(JSONValue.quoted($0)):\(row[$0]!.json)" }.joined(separator: ",") + "}"
-        }
-    }
+    public var jsonObjects: [String] { rows }
 
     /// The rows, sorted when the order does not matter, for comparisons.
     public var comparableRows: [String] { isOrdered ? rows : rows.sorted() }
@@ -40,64 +44,112 @@ public struct JSONRowReplica: Sendable, Equatable {
         }
         switch name {
         case "rows":
-            objects = (object["rows"] as? [[String: Any]] ?? []).map(Self.values)
+            let values = (object["rows"] as? [[String: Any]] ?? []).map(Self.values)
+            rows = values.map(Self.text)
+            rowKeys = values.map(key(of:))
+            reindex()
             hasRows = true
         case "diff":
             applyDifference(object)
         default:
             return
         }
-        rows = objects.map(Self.text)
+    }
+
+    private mutating func reindex() {
+        guard !keys.isEmpty else { return }
+        indexes = [:]
+        indexes.reserveCapacity(rowKeys.count)
+        for (index, key) in rowKeys.enumerated() { indexes[key] = index }
+    }
+
+    /// The index of the row with `row`'s key.
+    private func index(of row: [String: JSONValue]) -> Int? {
+        if keys.isEmpty { return rows.firstIndex(of: Self.text(row)) }
+        return indexes[key(of: row)]
     }
 
     private mutating func applyDifference(_ difference: [String: Any]) {
         let deleted = (difference["deleted"] as? [[String: Any]] ?? []).map(Self.values)
         let updated = (difference["updated"] as? [[String: Any]] ?? []).map(Self.values)
         let inserted = (difference["inserted"] as? [[String: Any]] ?? []).map(Self.values)
-        for row in deleted {
-            guard let index = objects.firstIndex(where: { key(of: $0) == key(of: row) }) else {
-                inconsistency = inconsistency ?? "deleted a row the replica does not hold: \(Self.text(row))"
-                continue
-            }
-            objects.remove(at: index)
-        }
         for row in updated {
-            guard let index = objects.firstIndex(where: { key(of: $0) == key(of: row) }) else {
+            guard let index = index(of: row) else {
                 inconsistency = inconsistency ?? "updated a row the replica does not hold: \(Self.text(row))"
                 continue
             }
-            objects[index] = row
+            rows[index] = Self.text(row)
         }
         guard isOrdered else {
-            objects += inserted
+            for row in deleted {
+                guard let index = index(of: row) else {
+                    inconsistency = inconsistency ?? "deleted a row the replica does not hold: \(Self.text(row))"
+                    continue
+                }
+                // The last row takes the deleted one's place.
+                if !keys.isEmpty { indexes[rowKeys[index]] = nil }
+                if index != rows.count - 1 {
+                    rows[index] = rows[rows.count - 1]
+                    rowKeys[index] = rowKeys[rowKeys.count - 1]
+                    if !keys.isEmpty { indexes[rowKeys[index]] = index }
+                }
+                rows.removeLast()
+                rowKeys.removeLast()
+            }
+            for row in inserted {
+                if !keys.isEmpty { indexes[key(of: row)] = rows.count }
+                rows.append(Self.text(row))
+                rowKeys.append(key(of: row))
+            }
             return
         }
-        // Moved rows out, then inserted and moved rows at their positions,
-        // the others in their relative order in the remaining positions.
-        let moves = (difference["moved"] as? [[String: Any]] ?? []).compactMap { move -> (key: String, to: Int)? in
-            guard let row = move["row"] as? [String: Any], let to = move["to"] as? Int else { return nil }
-            return (key(of: Self.values(row)), to - 1)
+        // Deleted and moved rows out, then inserted and moved rows at their
+        // positions, the others in their relative order in the remaining
+        // positions.
+        var removed = Set<Int>()
+        for row in deleted {
+            guard let index = index(of: row), !removed.contains(index) else {
+                inconsistency = inconsistency ?? "deleted a row the replica does not hold: \(Self.text(row))"
+                continue
+            }
+            removed.insert(index)
         }
-        let positions = difference["insertedAt"] as? [Int] ?? []
-        var slots = [[String: JSONValue]?](repeating: nil, count: objects.count + inserted.count)
-        var rest = objects
-        for move in moves {
-            guard let index = rest.firstIndex(where: { key(of: $0) == move.key }), slots.indices.contains(move.to)
+        var slots = [Int?](repeating: nil, count: rows.count - removed.count + inserted.count)
+        var insertedSlots: [Int: Int] = [:]  // slot -> index in `inserted`
+        for move in difference["moved"] as? [[String: Any]] ?? [] {
+            guard let row = (move["row"] as? [String: Any]).map(Self.values), let to = move["to"] as? Int,
+                let index = index(of: row), !removed.contains(index), slots.indices.contains(to - 1)
             else {
                 inconsistency = inconsistency ?? "moved a row the replica does not hold"
                 continue
             }
-            slots[move.to] = rest.remove(at: index)
+            removed.insert(index)
+            slots[to - 1] = index
         }
-        for (row, position) in zip(inserted, positions) {
+        for (offset, position) in (difference["insertedAt"] as? [Int] ?? []).enumerated() where offset < inserted.count {
             guard slots.indices.contains(position - 1) else {
                 inconsistency = inconsistency ?? "inserted at position \(position) of \(slots.count)"
                 continue
             }
-            slots[position - 1] = row
+            insertedSlots[position - 1] = offset
         }
-        var next = rest.makeIterator()
-        objects = slots.compactMap { $0 ?? next.next() }
+        var rest = rows.indices.lazy.filter { !removed.contains($0) }.makeIterator()
+        var newRows: [String] = []
+        var newKeys: [String] = []
+        newRows.reserveCapacity(slots.count)
+        newKeys.reserveCapacity(slots.count)
+        for slot in slots.indices {
+            if let offset = insertedSlots[slot] {
+                newRows.append(Self.text(inserted[offset]))
+                newKeys.append(key(of: inserted[offset]))
+            } else if let index = slots[slot] ?? rest.next() {
+                newRows.append(rows[index])
+                newKeys.append(rowKeys[index])
+            }
+        }
+        rows = newRows
+        rowKeys = newKeys
+        reindex()
     }
 
     private func key(of row: [String: JSONValue]) -> String {
@@ -108,8 +160,9 @@ public struct JSONRowReplica: Sendable, Equatable {
         object.mapValues(JSONValue.init)
     }
 
+    /// The row as canonical JSON: keys sorted.
     private static func text(_ row: [String: JSONValue]) -> String {
-        "{" + row.keys.sorted().map { "\($0):\(row[$0]!)" }.joined(separator: ",") + "}"
+        "{" + row.keys.sorted().map { "\(JSONValue.quoted($0)):\(row[$0]!.json)" }.joined(separator: ",") + "}"
     }
 }
 

@@ -23,7 +23,13 @@ public final class SSEClient: Sendable {
         public var status: Int?
         /// Header names lowercased.
         public var headers: [String: String] = [:]
+        /// The events received, unless the client keeps none (see `init`).
         public var events: [Event] = []
+        /// How many events were received.
+        public var eventCount = 0
+        /// The last event received, and when.
+        public var lastEvent: Event?
+        public var lastEventTime: ContinuousClock.Instant?
         public var replica: JSONRowReplica
         /// The body of a response that is not an event stream.
         public var body = ""
@@ -50,9 +56,13 @@ public final class SSEClient: Sendable {
     private let gate = ReadingGate()
 
     /// Connects to `127.0.0.1:port` and requests `path`.
+    ///
+    /// - Parameter keepsEvents: Whether `events` keeps every event; without,
+    ///   only the replica, the count and the last event are kept (a soak's
+    ///   hundreds of clients would otherwise hold gigabytes of history).
     public init(
         port: Int, path: String, headers: [String: String] = [:], replica: JSONRowReplica = .init(keys: [], isOrdered: false),
-        readPause: Duration? = nil
+        readPause: Duration? = nil, keepsEvents: Bool = true
     ) throws {
         let state = ObservedState(Stream(replica: replica))
         self.state = state
@@ -74,7 +84,7 @@ public final class SSEClient: Sendable {
         socketNumber = descriptor
         let gate = self.gate
         let thread = Thread {
-            var reader = ResponseReader(state: state)
+            var reader = ResponseReader(state: state, keepsEvents: keepsEvents)
             var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 8192)
             while true {
                 gate.waitWhilePaused()
@@ -138,10 +148,10 @@ public func waitForReplica(
         throw SSEClientError("""
             the client does not hold the expected rows after \(timeout) (closed: \(stream.isClosed) \
             (\(stream.closeReason ?? "open")), \
-            \(stream.events.count) events, inconsistency: \(stream.replica.inconsistency ?? "none"))
+            \(stream.eventCount) events, inconsistency: \(stream.replica.inconsistency ?? "none"))
             holds: \(stream.replica.comparableRows)
             expected: \(rows)
-            last events: \(stream.events.suffix(3).map { "\($0.name) \($0.data)" })
+            last event: \(stream.lastEvent.map { "\($0.name) \($0.data)" } ?? "none")
             """)
     }
     return stream
@@ -167,8 +177,11 @@ private struct ResponseReader {
     private var eventName = ""
     private var eventData: [String] = []
 
-    init(state: ObservedState<SSEClient.Stream>) {
+    private let keepsEvents: Bool
+
+    init(state: ObservedState<SSEClient.Stream>, keepsEvents: Bool) {
         self.state = state
+        self.keepsEvents = keepsEvents
     }
 
     mutating func consume(_ bytes: ArraySlice<UInt8>) {
@@ -270,8 +283,13 @@ private struct ResponseReader {
         }
         guard !eventData.isEmpty else { return }
         let event = SSEClient.Event(id: eventID, name: eventName.isEmpty ? "message" : eventName, data: eventData.joined(separator: "\n"))
+        let keepsEvents = self.keepsEvents
+        let now = ContinuousClock.now
         state.update { stream in
-            stream.events.append(event)
+            if keepsEvents { stream.events.append(event) }
+            stream.eventCount += 1
+            stream.lastEvent = event
+            stream.lastEventTime = now
             if let id = event.id { stream.lastEventID = id }
             stream.replica.apply(event: event.name, data: event.data)
         }

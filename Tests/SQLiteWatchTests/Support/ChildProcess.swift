@@ -67,7 +67,9 @@ final class ChildProcess: Sendable {
     /// stream, then closes it.
     static func read(_ fileDescriptor: Int32, into output: ObservedState<Output>) {
         let thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 4096)
+            // Large reads: each one wakes the waiters, whose conditions may
+            // scan all the text (a first line of 100 000 rows is 6 MB).
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
             while true {
                 let count = buffer.withUnsafeMutableBytes { Foundation.read(fileDescriptor, $0.baseAddress, $0.count) }
                 if count > 0 {
@@ -132,6 +134,18 @@ final class ChildProcess: Sendable {
         guard let output, condition(output.text) else {
             process.signal(SIGKILL)
             throw failure("standard output does not reach the expected state after \(timeout): killed")
+        }
+    }
+
+    /// Waits until standard output ends with a line feed: the first line
+    /// of a process that prints nothing more until something changes (a
+    /// watch's first JSON line), without scanning all its text at each read.
+    func waitForOutputLine(timeout: Duration = timeout) async throws {
+        let newline = UInt8(ascii: "\n")
+        let output = await standardOutput.wait(until: { $0.isClosed || $0.bytes.last == newline }, timeout: timeout)
+        guard let output, output.bytes.last == newline else {
+            process.signal(SIGKILL)
+            throw failure("standard output does not end a line after \(timeout): killed")
         }
     }
 

@@ -77,7 +77,7 @@ extension WatchedDatabase {
     /// first line with `--format json`): the state every client must reach.
     func currentRows(_ sql: String, ordered: Bool, keys: [String]) async throws -> JSONRowReplica {
         let watch = try self.watch([sql, "--format", "json"] + (ordered ? ["--ordered"] : []))
-        try await watch.waitForOutput(containing: "\n")
+        try await watch.waitForOutputLine()
         let line = String(watch.outputText.prefix { $0 != "\n" })
         watch.signal(SIGTERM)
         try await watch.waitForExit()
