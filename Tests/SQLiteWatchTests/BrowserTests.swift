@@ -35,36 +35,29 @@ struct BrowserTests {
             }
         }
         let served = try await ServedWatch(database, sql: Self.sql, ["--ordered"])
-        let browser = try await HeadlessChromium()
         let screenshotPath = Locked<String?>(nil)
-        do {
-            try await browser.withPage { page in
-                try await page.navigate(to: served.url)
-                let initial = try await database.currentRows(Self.sql, ordered: true, keys: ["id"])
-                try await Self.waitUntilPageShows(initial, page: page)
+        try await HeadlessChromium.withNewPage { page in
+            try await page.navigate(to: served.url)
+            let initial = try await database.currentRows(Self.sql, ordered: true, keys: ["id"])
+            try await Self.waitUntilPageShows(initial, page: page)
 
-                // 300 commits by other processes while the page is open.
-                for statements in bursts {
-                    try await database.commit(statements)
-                }
-                let final = try await database.currentRows(Self.sql, ordered: true, keys: ["id"])
-                let shown = try await Self.waitUntilPageShows(final, page: page)
-                #expect(shown.contains("\"status\":\"live"))
-
-                // Let the last animations end, for the people who look at the screenshot.
-                try await Task.sleep(for: .seconds(1))
-                let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-                    .appendingPathComponent(".build/browser-tests", isDirectory: true)
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                let file = directory.appendingPathComponent("sqlite-watch-serve.png")
-                try await page.screenshot().write(to: file)
-                screenshotPath.withLock { $0 = file.path }
+            // 300 commits by other processes while the page is open.
+            for statements in bursts {
+                try await database.commit(statements)
             }
-        } catch {
-            try await browser.stop()
-            throw error
+            let final = try await database.currentRows(Self.sql, ordered: true, keys: ["id"])
+            let shown = try await Self.waitUntilPageShows(final, page: page)
+            #expect(shown.contains("\"status\":\"live"))
+
+            // Let the last animations end, for the people who look at the screenshot.
+            try await Task.sleep(for: .seconds(1))
+            let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                .appendingPathComponent(".build/browser-tests", isDirectory: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let file = directory.appendingPathComponent("sqlite-watch-serve.png")
+            try await page.screenshot().write(to: file)
+            screenshotPath.withLock { $0 = file.path }
         }
-        try await browser.stop()
         try await served.stop()
         let path = try #require(screenshotPath.value)
         print("BrowserTests: screenshot of the page after the changes: \(path)")
@@ -78,31 +71,24 @@ struct BrowserTests {
             """)
         let first = try await ServedWatch(database, sql: Self.sql, ["--ordered"])
         let port = first.port
-        let browser = try await HeadlessChromium()
-        do {
-            try await browser.withPage { page in
-                try await page.navigate(to: first.url)
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
-                // The server goes away; the database changes meanwhile; a
-                // new server comes back on the same port.
-                try await first.stop()
-                try await database.execute("""
-                    UPDATE place SET x = 50 WHERE id = 1;
-                    INSERT INTO place VALUES (3, 'Cedar Ford', 55, 85);
-                    """)
-                let second = try await ServedWatch(
-                    try database.watch([Self.sql, "--ordered", "--serve", "127.0.0.1:\(port)"]))
-                let shown = try await Self.waitUntilPageShows(
-                    try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
-                #expect(shown.contains("\"status\":\"live"))
-                try await second.stop()
-            }
-        } catch {
-            try await browser.stop()
-            throw error
+        try await HeadlessChromium.withNewPage { page in
+            try await page.navigate(to: first.url)
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
+            // The server goes away; the database changes meanwhile; a
+            // new server comes back on the same port.
+            try await first.stop()
+            try await database.execute("""
+                UPDATE place SET x = 50 WHERE id = 1;
+                INSERT INTO place VALUES (3, 'Cedar Ford', 55, 85);
+                """)
+            let second = try await ServedWatch(
+                try database.watch([Self.sql, "--ordered", "--serve", "127.0.0.1:\(port)"]))
+            let shown = try await Self.waitUntilPageShows(
+                try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
+            #expect(shown.contains("\"status\":\"live"))
+            try await second.stop()
         }
-        try await browser.stop()
     }
 
     /// A change moves only the rows it concerns in the document: the other
@@ -117,41 +103,34 @@ struct BrowserTests {
             \(places.joined(separator: ";\n"));
             """)
         let served = try await ServedWatch(database, sql: Self.sql, ["--ordered"])
-        let browser = try await HeadlessChromium()
-        do {
-            try await browser.withPage { page in
-                try await page.navigate(to: served.url)
+        try await HeadlessChromium.withNewPage { page in
+            try await page.navigate(to: served.url)
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
+            _ = try await page.evaluate("""
+                (() => {
+                  window.movedRows = 0;
+                  new MutationObserver(records => {
+                    for (const record of records) window.movedRows += record.addedNodes.length;
+                  }).observe(document.querySelector("#panel-0 tbody"), { childList: true });
+                  return "observing";
+                })()
+                """)
+            // An update in place, then a move of one row to the top and
+            // one to the bottom, then an insertion.
+            for (statement, moves) in [
+                ("UPDATE place SET x = 99 WHERE id = 6", 0),
+                ("UPDATE place SET name = 'Place 0000' WHERE id = 30", 1),
+                ("UPDATE place SET name = 'Place 9999' WHERE id = 3", 1),
+                ("INSERT INTO place VALUES (41, 'Place 1020b', 1, 1)", 1),
+            ] {
+                _ = try await page.evaluate("window.movedRows = 0")
+                try await database.execute(statement)
                 try await Self.waitUntilPageShows(
                     try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
-                _ = try await page.evaluate("""
-                    (() => {
-                      window.movedRows = 0;
-                      new MutationObserver(records => {
-                        for (const record of records) window.movedRows += record.addedNodes.length;
-                      }).observe(document.querySelector("#panel-0 tbody"), { childList: true });
-                      return "observing";
-                    })()
-                    """)
-                // An update in place, then a move of one row to the top and
-                // one to the bottom, then an insertion.
-                for (statement, moves) in [
-                    ("UPDATE place SET x = 99 WHERE id = 6", 0),
-                    ("UPDATE place SET name = 'Place 0000' WHERE id = 30", 1),
-                    ("UPDATE place SET name = 'Place 9999' WHERE id = 3", 1),
-                    ("INSERT INTO place VALUES (41, 'Place 1020b', 1, 1)", 1),
-                ] {
-                    _ = try await page.evaluate("window.movedRows = 0")
-                    try await database.execute(statement)
-                    try await Self.waitUntilPageShows(
-                        try await database.currentRows(Self.sql, ordered: true, keys: ["id"]), page: page)
-                    #expect(try await page.evaluate("String(window.movedRows)") == "\(moves)", "\(statement)")
-                }
+                #expect(try await page.evaluate("String(window.movedRows)") == "\(moves)", "\(statement)")
             }
-        } catch {
-            try await browser.stop()
-            throw error
         }
-        try await browser.stop()
         try await served.stop()
     }
 
@@ -168,82 +147,75 @@ struct BrowserTests {
             """)
         let sql = "SELECT * FROM place ORDER BY id"
         let served = try await ServedWatch(database, sql: sql, ["--ordered"])
-        let browser = try await HeadlessChromium()
-        do {
-            try await browser.withPage { page in
-                try await page.navigate(to: served.url)
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page)
-                #expect(try await page.evaluate(
-                    "String(document.querySelectorAll('#panel-0 tbody tr.row').length)") != "300")
+        try await HeadlessChromium.withNewPage { page in
+            try await page.navigate(to: served.url)
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page)
+            #expect(try await page.evaluate(
+                "String(document.querySelectorAll('#panel-0 tbody tr.row').length)") != "300")
 
-                // A change far below the viewport.
-                try await database.execute("UPDATE place SET name = 'Far away' WHERE id = 250")
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page)
-                let below = "document.querySelector('#panel-0 button.below')"
-                #expect(try await page.evaluate("\(below).hidden ? 'hidden' : \(below).textContent") == "↓ 1 changed row below")
-                _ = try await page.evaluate("\(below).click(), 'clicked'")
-                let found = try await page.evaluate("""
-                    (() => {
-                      const wrap = document.querySelector("#panel-0 .table-wrap").getBoundingClientRect();
-                      const tr = document.querySelector('#panel-0 tr[data-key="[250]"]');
-                      if (!tr) return "not drawn";
-                      const box = tr.getBoundingClientRect();
-                      return box.top >= wrap.top && box.bottom <= wrap.bottom ? "in view" : "out of view";
-                    })()
-                    """)
-                #expect(found == "in view")
-                #expect(try await page.evaluate("String(\(below).hidden)") == "true")
+            // A change far below the viewport.
+            try await database.execute("UPDATE place SET name = 'Far away' WHERE id = 250")
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page)
+            let below = "document.querySelector('#panel-0 button.below')"
+            #expect(try await page.evaluate("\(below).hidden ? 'hidden' : \(below).textContent") == "↓ 1 changed row below")
+            _ = try await page.evaluate("\(below).click(), 'clicked'")
+            let found = try await page.evaluate("""
+                (() => {
+                  const wrap = document.querySelector("#panel-0 .table-wrap").getBoundingClientRect();
+                  const tr = document.querySelector('#panel-0 tr[data-key="[250]"]');
+                  if (!tr) return "not drawn";
+                  const box = tr.getBoundingClientRect();
+                  return box.top >= wrap.top && box.bottom <= wrap.bottom ? "in view" : "out of view";
+                })()
+                """)
+            #expect(found == "in view")
+            #expect(try await page.evaluate("String(\(below).hidden)") == "true")
 
-                // Sorted by name (a click on its header), descending (a second click).
-                let byName = "rows => rows.sort((a, b) => a.name < b.name ? 1 : a.name > b.name ? -1 : 0)"
-                _ = try await page.evaluate("[...document.querySelectorAll('#panel-0 th')][1].click(), 'sorted'")
-                _ = try await page.evaluate("[...document.querySelectorAll('#panel-0 th')][1].click(), 'sorted'")
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: byName)
-                // Names stay unique: rows that tie keep their arrival order
-                // on the page, which the check cannot know.
-                var random = SplitMix64(seed: 31)
-                for burst in 0..<3 {
-                    try await database.commit((0..<10).map { step in
-                        let id = Int.random(in: 1...320, using: &random)
-                        let name = "\(Int.random(in: 1...999, using: &random))-\(burst)-\(step)"
-                        return switch Int.random(in: 0..<3, using: &random) {
-                        case 0: "DELETE FROM place WHERE id = \(id)"
-                        case 1: "INSERT OR REPLACE INTO place VALUES (\(id), 'Place \(name)', 1, 2)"
-                        default: "UPDATE place SET name = 'Renamed \(name)' WHERE id = \(id)"
-                        }
-                    })
-                }
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: byName)
-
-                // Filtered: rows whose text contains "place 1", sorted still.
-                _ = try await page.evaluate("""
-                    (() => {
-                      const input = document.querySelector("#panel-0 input");
-                      input.value = "Place 1";
-                      input.dispatchEvent(new Event("input"));
-                      return "filtered";
-                    })()
-                    """)
-                let filtered = "rows => (\(byName))(rows.filter(row => Object.values(row).some(value => "
-                    + "String(value).toLowerCase().includes('place 1'))))"
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: filtered)
-                try await database.commit([
-                    "INSERT INTO place VALUES (400, 'Place 1000', 3, 3)", "UPDATE place SET name = 'Place 1x' WHERE id = 2",
-                    "DELETE FROM place WHERE id = 100",
-                ])
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: filtered)
+            // Sorted by name (a click on its header), descending (a second click).
+            let byName = "rows => rows.sort((a, b) => a.name < b.name ? 1 : a.name > b.name ? -1 : 0)"
+            _ = try await page.evaluate("[...document.querySelectorAll('#panel-0 th')][1].click(), 'sorted'")
+            _ = try await page.evaluate("[...document.querySelectorAll('#panel-0 th')][1].click(), 'sorted'")
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: byName)
+            // Names stay unique: rows that tie keep their arrival order
+            // on the page, which the check cannot know.
+            var random = SplitMix64(seed: 31)
+            for burst in 0..<3 {
+                try await database.commit((0..<10).map { step in
+                    let id = Int.random(in: 1...320, using: &random)
+                    let name = "\(Int.random(in: 1...999, using: &random))-\(burst)-\(step)"
+                    return switch Int.random(in: 0..<3, using: &random) {
+                    case 0: "DELETE FROM place WHERE id = \(id)"
+                    case 1: "INSERT OR REPLACE INTO place VALUES (\(id), 'Place \(name)', 1, 2)"
+                    default: "UPDATE place SET name = 'Renamed \(name)' WHERE id = \(id)"
+                    }
+                })
             }
-        } catch {
-            try await browser.stop()
-            throw error
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: byName)
+
+            // Filtered: rows whose text contains "place 1", sorted still.
+            _ = try await page.evaluate("""
+                (() => {
+                  const input = document.querySelector("#panel-0 input");
+                  input.value = "Place 1";
+                  input.dispatchEvent(new Event("input"));
+                  return "filtered";
+                })()
+                """)
+            let filtered = "rows => (\(byName))(rows.filter(row => Object.values(row).some(value => "
+                + "String(value).toLowerCase().includes('place 1'))))"
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: filtered)
+            try await database.commit([
+                "INSERT INTO place VALUES (400, 'Place 1000', 3, 3)", "UPDATE place SET name = 'Place 1x' WHERE id = 2",
+                "DELETE FROM place WHERE id = 100",
+            ])
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(sql, ordered: true, keys: ["id"]), page: page, view: filtered)
         }
-        try await browser.stop()
         try await served.stop()
     }
 
@@ -255,35 +227,28 @@ struct BrowserTests {
             INSERT INTO place VALUES (1, 'Amber Bay', 12, 80), (2, 'Birch Hill', 30, 62);
             """)
         let served = try await ServedWatch(database, sql: Self.sql, ["--max-rows", "2"])
-        let browser = try await HeadlessChromium()
-        do {
-            try await browser.withPage { page in
-                try await page.navigate(to: served.url)
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(Self.sql, ordered: false, keys: ["id"]), page: page)
-                try await database.execute("INSERT INTO place VALUES (3, 'Cedar Ford', 55, 85)")
-                let problem = try await PageAtScaleTests.waitFor("""
-                    document.querySelector("#panel-0 p.problem").textContent
-                      ? { problem: document.querySelector("#panel-0 p.problem").textContent,
-                          status: document.getElementById("status").textContent } : null
-                    """, on: page)
-                #expect((problem["problem"] as? String)?.contains("returned 3 rows, more than the server's limit of 2 rows") == true)
-                #expect((problem["status"] as? String)?.hasPrefix("failed") == true, "\(problem)")
-                try await database.execute("DELETE FROM place WHERE id = 3")
-                // The page tries again by itself (every ten seconds), and
-                // shows the rows it gets.
-                let live = try await PageAtScaleTests.waitFor(
-                    "document.querySelector('#panel-0 p.problem').textContent === '' ? "
-                        + "{ status: document.getElementById('status').textContent } : null", on: page)
-                #expect((live["status"] as? String)?.hasPrefix("live") == true, "\(live)")
-                try await Self.waitUntilPageShows(
-                    try await database.currentRows(Self.sql, ordered: false, keys: ["id"]), page: page)
-            }
-        } catch {
-            try await browser.stop()
-            throw error
+        try await HeadlessChromium.withNewPage { page in
+            try await page.navigate(to: served.url)
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(Self.sql, ordered: false, keys: ["id"]), page: page)
+            try await database.execute("INSERT INTO place VALUES (3, 'Cedar Ford', 55, 85)")
+            let problem = try await PageAtScaleTests.waitFor("""
+                document.querySelector("#panel-0 p.problem").textContent
+                  ? { problem: document.querySelector("#panel-0 p.problem").textContent,
+                      status: document.getElementById("status").textContent } : null
+                """, on: page)
+            #expect((problem["problem"] as? String)?.contains("returned 3 rows, more than the server's limit of 2 rows") == true)
+            #expect((problem["status"] as? String)?.hasPrefix("failed") == true, "\(problem)")
+            try await database.execute("DELETE FROM place WHERE id = 3")
+            // The page tries again by itself (every ten seconds), and
+            // shows the rows it gets.
+            let live = try await PageAtScaleTests.waitFor(
+                "document.querySelector('#panel-0 p.problem').textContent === '' ? "
+                    + "{ status: document.getElementById('status').textContent } : null", on: page)
+            #expect((live["status"] as? String)?.hasPrefix("live") == true, "\(live)")
+            try await Self.waitUntilPageShows(
+                try await database.currentRows(Self.sql, ordered: false, keys: ["id"]), page: page)
         }
-        try await browser.stop()
         try await served.stop()
     }
 

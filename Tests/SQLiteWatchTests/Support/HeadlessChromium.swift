@@ -51,6 +51,19 @@ struct HeadlessChromium {
         browserURL = String(text[start.lowerBound...].prefix { !$0.isWhitespace })
     }
 
+    /// Starts a browser, runs `body` in its page, and stops the browser
+    /// whatever happens.
+    static func withNewPage(_ body: @escaping @Sendable (DevToolsPage) async throws -> Void) async throws {
+        let browser = try await HeadlessChromium()
+        do {
+            try await browser.withPage(body)
+        } catch {
+            try await browser.stop()
+            throw error
+        }
+        try await browser.stop()
+    }
+
     func stop() async throws {
         process.signal(SIGKILL)
         _ = try? await process.waitForExit()
