@@ -15,11 +15,7 @@ struct BrowserTests {
         let places = (1...10).map { id in
             "INSERT INTO place VALUES (\(id), 'Place \(id)', \(Int.random(in: 0...100, using: &random)), \(Int.random(in: 0...100, using: &random)))"
         }
-        let database = try await WatchedDatabase("""
-            PRAGMA journal_mode = wal;
-            CREATE TABLE place (id INTEGER PRIMARY KEY, name TEXT NOT NULL, x REAL NOT NULL, y REAL NOT NULL);
-            \(places.joined(separator: ";\n"));
-            """)
+        let database = try await Self.placeDatabase(places)
         // 300 commits in 10 bursts: moves, renames (the order changes),
         // insertions, deletions.
         let bursts = (0..<10).map { _ in
@@ -97,11 +93,7 @@ struct BrowserTests {
     /// replayed). Counted with a MutationObserver on the table's body.
     @Test func aChangeMovesOnlyTheRowsItConcerns() async throws {
         let places = (1...40).map { "INSERT INTO place VALUES (\($0), 'Place \(1000 + $0)', \($0), \($0))" }
-        let database = try await WatchedDatabase("""
-            PRAGMA journal_mode = wal;
-            CREATE TABLE place (id INTEGER PRIMARY KEY, name TEXT NOT NULL, x REAL NOT NULL, y REAL NOT NULL);
-            \(places.joined(separator: ";\n"));
-            """)
+        let database = try await Self.placeDatabase(places)
         let served = try await ServedWatch(database, sql: Self.sql, ["--ordered"])
         try await HeadlessChromium.withNewPage { page in
             try await page.navigate(to: served.url)
@@ -140,11 +132,7 @@ struct BrowserTests {
     /// changes that come after.
     @Test func sortingFilteringAndChangesOutOfViewFollowTheData() async throws {
         let places = (1...300).map { "INSERT INTO place VALUES (\($0), 'Place \($0)', \($0 % 17), \($0 % 23))" }
-        let database = try await WatchedDatabase("""
-            PRAGMA journal_mode = wal;
-            CREATE TABLE place (id INTEGER PRIMARY KEY, name TEXT NOT NULL, x REAL NOT NULL, y REAL NOT NULL);
-            \(places.joined(separator: ";\n"));
-            """)
+        let database = try await Self.placeDatabase(places)
         let sql = "SELECT * FROM place ORDER BY id"
         let served = try await ServedWatch(database, sql: sql, ["--ordered"])
         try await HeadlessChromium.withNewPage { page in
@@ -250,6 +238,16 @@ struct BrowserTests {
                 try await database.currentRows(Self.sql, ordered: false, keys: ["id"]), page: page)
         }
         try await served.stop()
+    }
+
+    /// A database in WAL mode with a `place` table (id, name, x, y) filled
+    /// by the `INSERT` statements `places`.
+    static func placeDatabase(_ places: [String]) async throws -> WatchedDatabase {
+        try await WatchedDatabase("""
+            PRAGMA journal_mode = wal;
+            CREATE TABLE place (id INTEGER PRIMARY KEY, name TEXT NOT NULL, x REAL NOT NULL, y REAL NOT NULL);
+            \(places.joined(separator: ";\n"));
+            """)
     }
 
     /// Polls the page's DOM until its table and its points are `expected`'s
