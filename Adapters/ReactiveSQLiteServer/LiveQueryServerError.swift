@@ -51,6 +51,7 @@ public struct LiveQueryFailure: Error, CustomStringConvertible, Sendable {
     public var queryName: String
     /// The arguments of the subscriptions that ended, by parameter name.
     public var arguments: [String: String]
+    /// What ended the observation.
     public var reason: Reason
     /// What the subscribers were told.
     public var message: String
