@@ -166,6 +166,51 @@ public final class SpawnedProcess: Sendable {
         if termination.value == nil { kill(processIdentifier, signal) }
     }
 
+    // MARK: - Pipes
+
+    /// Reads `descriptor` on a thread of its own until the end of the
+    /// stream, 64 KB at a time (each chunk may wake waiters that scan
+    /// everything read so far), then closes it and calls `onEnd`.
+    public static func readToEnd(
+        _ descriptor: Int32, onChunk: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+        onEnd: @escaping @Sendable () -> Void = {}
+    ) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    onChunk(buffer[..<count])
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            close(descriptor)
+            onEnd()
+        }
+        thread.start()
+    }
+
+    /// Writes all of `bytes` to `descriptor`; false when the reader is gone
+    /// (or another error stopped it).
+    @discardableResult
+    public static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
     // MARK: - Running to the end
 
     /// What a process run to its end printed, and how it ended.
@@ -237,35 +282,17 @@ public final class SpawnedProcess: Sendable {
         if let writer = process.inputWriter {
             let bytes = Array((input ?? "").utf8)
             let thread = Thread {
-                var offset = 0
-                while offset < bytes.count {
-                    let written = bytes[offset...].withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
-                    if written > 0 { offset += written } else if written < 0 && errno == EINTR { continue } else { break }
-                }
+                writeAll(bytes, to: writer)
                 close(writer)
             }
             thread.start()
         }
         for (reader, key) in [(process.outputReader, Int32(1)), (process.errorReader, Int32(2))] {
             guard let reader else { continue }
-            let thread = Thread {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
-                    if count > 0 {
-                        let chunk = buffer[..<count]
-                        streams.update { $0.bytes[key, default: []] += chunk }
-                    } else if count < 0 && errno == EINTR {
-                        continue
-                    } else {
-                        break
-                    }
-                }
-                close(reader)
+            readToEnd(reader, onChunk: { chunk in streams.update { $0.bytes[key, default: []] += chunk } }, onEnd: {
                 streams.update { $0.closed += 1 }
                 onStreamClosed?()
-            }
-            thread.start()
+            })
         }
         return (process, streams)
     }

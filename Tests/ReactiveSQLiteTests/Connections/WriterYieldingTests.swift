@@ -256,16 +256,9 @@ final class InteractiveSQLiteShell: Sendable {
         // A thread per pipe, which reads until the end of the output.
         for (descriptor, text) in [(process.outputReader, output), (process.errorReader, error)] {
             guard let descriptor else { continue }
-            Thread.detachNewThread {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                    if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { break }
-                    text.withLock { $0 += String(decoding: buffer[..<count], as: UTF8.self) }
-                }
-                close(descriptor)
-            }
+            SpawnedProcess.readToEnd(descriptor, onChunk: { chunk in
+                text.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+            })
         }
     }
 
@@ -273,14 +266,7 @@ final class InteractiveSQLiteShell: Sendable {
 
     func send(_ sql: String) {
         guard let input = process.inputWriter else { return }
-        let bytes = Array((sql + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
+        SpawnedProcess.writeAll(Array((sql + "\n").utf8), to: input)
     }
 
     func waitForOutput(containing text: String) async throws {

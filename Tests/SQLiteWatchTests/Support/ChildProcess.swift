@@ -63,28 +63,11 @@ final class ChildProcess: Sendable {
         closeInput()
     }
 
-    /// Reads `fileDescriptor` on a thread of its own until the end of the
-    /// stream, then closes it.
+    /// Reads `fileDescriptor` until the end of the stream into `output`.
     static func read(_ fileDescriptor: Int32, into output: ObservedState<Output>) {
-        let thread = Thread {
-            // Large reads: each one wakes the waiters, whose conditions may
-            // scan all the text (a first line of 100 000 rows is 6 MB).
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Foundation.read(fileDescriptor, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    let chunk = buffer[..<count]
-                    output.update { $0.bytes += chunk }
-                } else if count < 0, errno == EINTR {
-                    continue
-                } else {
-                    break
-                }
-            }
-            close(fileDescriptor)
-            output.update { $0.isClosed = true }
-        }
-        thread.start()
+        SpawnedProcess.readToEnd(
+            fileDescriptor, onChunk: { chunk in output.update { $0.bytes += chunk } },
+            onEnd: { output.update { $0.isClosed = true } })
     }
 
     // MARK: - Acting
@@ -93,12 +76,7 @@ final class ChildProcess: Sendable {
     func send(_ text: String) {
         input.withLock { fileDescriptor in
             guard let fileDescriptor else { return }
-            var bytes = Array(text.utf8)[...]
-            while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { write(fileDescriptor, $0.baseAddress, $0.count) }
-                if written <= 0 { return }
-                bytes = bytes.dropFirst(written)
-            }
+            SpawnedProcess.writeAll(Array(text.utf8), to: fileDescriptor)
         }
     }
 
