@@ -118,17 +118,21 @@ final class LiveSubscription: Sendable {
         if new.number == old.number + 1, let difference = new.diffFromPrevious {
             return LiveEvent(kind: .diff, id: new.id, data: difference)
         }
-        // Behind by several revisions: one merged difference.
-        var differ = RowDiffer(
-            identity: identity, isOrdered: shared.query.isOrdered, columnNames: old.columnNames, rows: old.rows)
-        switch differ.diff(to: new.rows) {
-        case .unchanged:
-            return nil
-        case .columnsChanged:
-            return LiveEvent(kind: .rows, id: new.id, data: new.rowsEventData(renderer: shared.renderer))
-        case .changed(let changes):
-            let text = shared.renderer.changes(changes, number: new.number, columnNames: differ.columnNames)
-            return LiveEvent(kind: .diff, id: new.id, data: JSONText.line(text))
+        // Behind by several revisions: one merged difference, shared with
+        // the subscribers behind from the same revision.
+        let shared = self.shared
+        return shared.mergedEvent(from: old, to: new) {
+            var differ = RowDiffer(
+                identity: identity, isOrdered: shared.query.isOrdered, columnNames: old.columnNames, rows: old.rows)
+            switch differ.diff(to: new.rows) {
+            case .unchanged:
+                return nil
+            case .columnsChanged:
+                return LiveEvent(kind: .rows, id: new.id, data: new.rowsEventData(renderer: shared.renderer))
+            case .changed(let changes):
+                let text = shared.renderer.changes(changes, number: new.number, columnNames: differ.columnNames)
+                return LiveEvent(kind: .diff, id: new.id, data: JSONText.line(text))
+            }
         }
     }
 }

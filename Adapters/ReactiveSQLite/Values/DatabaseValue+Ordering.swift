@@ -89,3 +89,23 @@ extension DatabaseValue: Comparable, Hashable {
         }
     }
 }
+
+extension DatabaseValue {
+    /// Whether two values are stored identically: same storage class, same
+    /// value, texts by their exact bytes (valid UTF-8 or not). Stricter than
+    /// `==`, for which the integer 1 and the real 1.0 are equal.
+    ///
+    /// - Complexity: O(n) for texts and blobs, where n is their byte count,
+    ///   without a copy.
+    package func isStoredIdentically(to other: DatabaseValue) -> Bool {
+        switch (representation, other.representation) {
+        case (.storage(.null), .storage(.null)): true
+        case (.storage(.integer(let l)), .storage(.integer(let r))): l == r
+        case (.storage(.real(let l)), .storage(.real(let r))): l == r
+        case (.storage(.text(let l)), .storage(.text(let r))): ExactText(l) == ExactText(r)
+        case (.invalidUTF8Text(let l), .invalidUTF8Text(let r)): l == r
+        case (.storage(.blob(let l)), .storage(.blob(let r))): l == r
+        default: false
+        }
+    }
+}

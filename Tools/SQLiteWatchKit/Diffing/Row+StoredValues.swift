@@ -11,8 +11,13 @@ extension Row {
 
     /// Whether every column holds the same stored value in both rows.
     public func isStored(as other: Row) -> Bool {
-        databaseValues.count == other.databaseValues.count
-            && zip(databaseValues, other.databaseValues).allSatisfy { $0.isStored(as: $1) }
+        let values = databaseValues
+        let otherValues = other.databaseValues
+        guard values.count == otherValues.count else { return false }
+        for index in values.indices where !values[index].isStoredIdentically(to: otherValues[index]) {
+            return false
+        }
+        return true
     }
 }
 
@@ -23,13 +28,6 @@ extension DatabaseValue {
     /// Stricter than `==`, for which the integer 1 and the real 1.0 are
     /// equal: an UPDATE from one to the other is a change to report.
     public func isStored(as other: DatabaseValue) -> Bool {
-        switch (storage, other.storage) {
-        case (.null, .null): true
-        case (.integer(let lhs), .integer(let rhs)): lhs == rhs
-        case (.real(let lhs), .real(let rhs)): lhs == rhs
-        case (.text, .text): textBytes == other.textBytes
-        case (.blob(let lhs), .blob(let rhs)): lhs == rhs
-        default: false
-        }
+        isStoredIdentically(to: other)
     }
 }
