@@ -30,6 +30,11 @@ public final class SSEClient: Sendable {
         /// The last event received, and when.
         public var lastEvent: Event?
         public var lastEventTime: ContinuousClock.Instant?
+        /// When the last `rows` or `diff` event came: the replica holds what
+        /// the stream says from then on.
+        public var lastRowsEventTime: ContinuousClock.Instant?
+        /// The client's state in its `ReplicaMemo`, if it has one.
+        public var memoState: Int?
         public var replica: JSONRowReplica
         /// The body of a response that is not an event stream.
         public var body = ""
@@ -59,12 +64,18 @@ public final class SSEClient: Sendable {
     ///
     /// - Parameter keepsEvents: Whether `events` keeps every event; without,
     ///   only the replica, the count and the last event are kept (a soak's
-    ///   hundreds of clients would otherwise hold gigabytes of history).
+    ///   hundreds of clients would otherwise hold gigabytes of history), and
+    ///   the last event's data is cut to its first 2 000 characters.
+    /// - Parameter memo: Where the client records its `rows` and `diff`
+    ///   events instead of applying them (see `ReplicaMemo`): `replica` then
+    ///   stays as it is, and `memoState` is the client's state in the memo.
     public init(
         port: Int, path: String, headers: [String: String] = [:], replica: JSONRowReplica = .init(keys: [], isOrdered: false),
-        readPause: Duration? = nil, keepsEvents: Bool = true
+        readPause: Duration? = nil, keepsEvents: Bool = true, memo: ReplicaMemo? = nil
     ) throws {
-        let state = ObservedState(Stream(replica: replica))
+        var stream = Stream(replica: replica)
+        stream.memoState = memo?.start
+        let state = ObservedState(stream)
         self.state = state
         let descriptor = try connectToLoopback(port: port) { descriptor in
             guard readPause != nil else { return }
@@ -84,7 +95,7 @@ public final class SSEClient: Sendable {
         socketNumber = descriptor
         let gate = self.gate
         let thread = Thread {
-            var reader = ResponseReader(state: state, keepsEvents: keepsEvents)
+            var reader = ResponseReader(state: state, keepsEvents: keepsEvents, memo: memo)
             var buffer = [UInt8](repeating: 0, count: readPause == nil ? 65536 : 8192)
             while true {
                 gate.waitWhilePaused()
@@ -178,10 +189,13 @@ private struct ResponseReader {
     private var eventData: [String] = []
 
     private let keepsEvents: Bool
+    /// Where events are recorded instead of applied.
+    private let memo: ReplicaMemo?
 
-    init(state: ObservedState<SSEClient.Stream>, keepsEvents: Bool) {
+    init(state: ObservedState<SSEClient.Stream>, keepsEvents: Bool, memo: ReplicaMemo?) {
         self.state = state
         self.keepsEvents = keepsEvents
+        self.memo = memo
     }
 
     mutating func consume(_ bytes: ArraySlice<UInt8>) {
@@ -211,30 +225,45 @@ private struct ResponseReader {
         if hasEnded { state.update { $0.isClosed = true; $0.closeReason = $0.closeReason ?? "last chunk" } }
     }
 
+    /// The index of the first `byte` in `bytes[from...]` (`memchr`: a
+    /// soak's 150 clients each read megabytes, in a debug build).
+    private static func index(of byte: UInt8, in bytes: [UInt8], from start: Int) -> Int? {
+        guard start < bytes.count else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard let found = memchr(buffer.baseAddress! + start, Int32(byte), buffer.count - start) else { return nil }
+            return buffer.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
+    }
+
     private mutating func decodeBody() {
         guard isChunked else {
             body += pending
             pending.removeAll()
             return
         }
+        // Consumed bytes are removed once, at the end.
+        var cursor = 0
+        defer { pending.removeSubrange(..<cursor) }
         while true {
             if chunkRemaining > 0 {
-                let count = min(chunkRemaining, pending.count)
-                body += pending[..<count]
-                pending.removeSubrange(..<count)
+                let count = min(chunkRemaining, pending.count - cursor)
+                body += pending[cursor..<cursor + count]
+                cursor += count
                 chunkRemaining -= count
                 if chunkRemaining > 0 { return }
                 // The chunk's CRLF follows.
                 chunkRemaining = -2
             }
             if chunkRemaining < 0 {
-                guard pending.count >= 2 else { return }
-                pending.removeSubrange(..<2)
+                guard pending.count - cursor >= 2 else { return }
+                cursor += 2
                 chunkRemaining = 0
             }
-            guard let end = pending.firstRange(of: Array("\r\n".utf8)) else { return }
-            let sizeText = String(decoding: pending[..<end.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            pending.removeSubrange(..<end.upperBound)
+            guard let newline = Self.index(of: UInt8(ascii: "\n"), in: pending, from: cursor) else { return }
+            var sizeEnd = newline
+            if sizeEnd > cursor, pending[sizeEnd - 1] == UInt8(ascii: "\r") { sizeEnd -= 1 }
+            let sizeText = String(decoding: pending[cursor..<sizeEnd], as: UTF8.self).split(separator: ";").first ?? ""
+            cursor = newline + 1
             guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { return }
             if size == 0 {
                 // The last chunk: the response, and so the stream, ends
@@ -247,9 +276,12 @@ private struct ResponseReader {
     }
 
     private mutating func parseEvents() {
-        while let newline = body.firstIndex(of: UInt8(ascii: "\n")) {
-            var line = String(decoding: body[..<newline], as: UTF8.self)
-            body.removeSubrange(...newline)
+        // Parsed lines are removed once, at the end.
+        var cursor = 0
+        defer { body.removeSubrange(..<cursor) }
+        while let newline = Self.index(of: UInt8(ascii: "\n"), in: body, from: cursor) {
+            var line = String(decoding: body[cursor..<newline], as: UTF8.self)
+            cursor = newline + 1
             if line.hasSuffix("\r") { line.removeLast() }
             if line.isEmpty {
                 dispatch()
@@ -285,13 +317,26 @@ private struct ResponseReader {
         let event = SSEClient.Event(id: eventID, name: eventName.isEmpty ? "message" : eventName, data: eventData.joined(separator: "\n"))
         let keepsEvents = self.keepsEvents
         let now = ContinuousClock.now
+        let memo = self.memo
         state.update { stream in
-            if keepsEvents { stream.events.append(event) }
+            if keepsEvents {
+                stream.events.append(event)
+                stream.lastEvent = event
+            } else {
+                stream.lastEvent = SSEClient.Event(id: event.id, name: event.name, data: String(event.data.prefix(2000)))
+            }
             stream.eventCount += 1
-            stream.lastEvent = event
             stream.lastEventTime = now
+            if event.name == "rows" || event.name == "diff" { stream.lastRowsEventTime = now }
             if let id = event.id { stream.lastEventID = id }
-            stream.replica.apply(event: event.name, data: event.data)
+            if let memo {
+                // Only these two change a replica (`JSONRowReplica.apply`).
+                if let from = stream.memoState, event.name == "rows" || event.name == "diff" {
+                    stream.memoState = memo.record(event.name + "\n" + event.data, from: from)
+                }
+            } else {
+                stream.replica.apply(event: event.name, data: event.data)
+            }
         }
     }
 }
