@@ -48,6 +48,9 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// observations' scanners, which decode records). False once an
     /// operator adds a closure of the user's (`map`, `removeDuplicates`).
     let reducesFirstValueOnWriter: Bool
+    /// The least time between the starts of two fetches (`throttle(_:)`);
+    /// nil: a fetch starts as soon as a commit makes one due.
+    var fetchInterval: Duration?
 
     init(
         tracking: ObservationTracking,
@@ -109,17 +112,19 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// queue, off the database.
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> ValueObservation<T> {
         let makeReducer = self.makeReducer
-        return ValueObservation<T>(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
+        var observation = ValueObservation<T>(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
             let reduce = makeReducer()
             return { fetched in try reduce(fetched).map(transform) }
         }
+        observation.fetchInterval = fetchInterval
+        return observation
     }
 
     /// Skips a value when `isDuplicate(previous, new)` says it is the same as
     /// the previous delivered value.
     public func removeDuplicates(by isDuplicate: @escaping @Sendable (Value, Value) -> Bool) -> Self {
         let makeReducer = self.makeReducer
-        return ValueObservation(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
+        var observation = ValueObservation(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
             let reduce = makeReducer()
             var previous: Value?
             return { fetched in
@@ -129,6 +134,31 @@ public struct ValueObservation<Value: Sendable>: Sendable {
                 return value
             }
         }
+        observation.fetchInterval = fetchInterval
+        return observation
+    }
+
+    /// Fetches, and so delivers, at most once per `interval`: the first
+    /// value at once, then, while commits keep coming, one fetch of the
+    /// latest state per interval (the commits of an interval coalesce into
+    /// it). The latest committed state is always delivered: the fetch after
+    /// a commit starts at most `interval` after it. For bulk imports, whose
+    /// thousands of commits would otherwise cost as many fetches and values.
+    ///
+    /// ```swift
+    /// let observation = ValueObservation.trackingCount(Player.all()).throttle(.milliseconds(100))
+    /// ```
+    ///
+    /// Unlike a throttle of deliveries (Combine's `throttle`), the fetches
+    /// themselves are spaced: a burst costs the database at most one read
+    /// per interval. A later call replaces the interval.
+    ///
+    /// - Precondition: `interval` is positive.
+    public func throttle(_ interval: Duration) -> Self {
+        precondition(interval > .zero, "a throttle interval is positive")
+        var observation = self
+        observation.fetchInterval = interval
+        return observation
     }
 }
 

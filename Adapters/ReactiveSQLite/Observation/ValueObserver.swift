@@ -39,6 +39,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     private let onChange: @Sendable (Value) -> Void
     private let onError: @Sendable (any Error) -> Void
     let gate = DeliveryGate()
+    /// `ValueObservation.fetchInterval`.
+    private let fetchInterval: Duration?
 
     // Writer queue only.
     private var observerID: Int?
@@ -80,6 +82,11 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         var keepsLastFetched = false
         /// The value of the latest fetch, for an incremental fetch.
         var lastFetched: (any Sendable)?
+        /// When the latest fetch started, for `fetchInterval`.
+        var lastFetchStart: ContinuousClock.Instant?
+        /// A fetch waits for `fetchInterval` to pass: a timer will look
+        /// again (one at a time).
+        var waitsForInterval = false
     }
     private let fetchState = LockedState(FetchState())
 
@@ -98,6 +105,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         } else {
             self.incrementalFetch = nil
         }
+        self.fetchInterval = observation.fetchInterval
         self.reduce = observation.makeReducer()
         self.reducesFirstValueOnWriter = observation.reducesFirstValueOnWriter
         self.reductionQueue = DispatchQueue(label: host.configuration.label + ".observation")
@@ -179,6 +187,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// is detected later.
     private func startOnWriter(_ db: Database) throws -> any Sendable {
         try host.observationWillStart(db)
+        // The first fetch counts for `fetchInterval`.
+        fetchState.withLock { $0.lastFetchStart = .now }
         let fetched: any Sendable
         do {
             switch tracking {
@@ -252,12 +262,24 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         let commit = db.observationBroker.commitCount
         // The fetch reads the state of this commit: the rows changed since
         // the previous fetch are those changed until now.
+        let now = ContinuousClock.now
+        var intervalEnd: ContinuousClock.Instant?
         let changes = fetchState.withLock { state -> FetchChanges? in
             guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return nil }
+            if let fetchInterval, let start = state.lastFetchStart, now < start + fetchInterval {
+                // Throttled: a timer fetches when the interval ends.
+                if !state.waitsForInterval {
+                    state.waitsForInterval = true
+                    intervalEnd = start + fetchInterval
+                }
+                return nil
+            }
             state.isFetching = true
             state.fetchedChange = commit
+            state.lastFetchStart = now
             return FetchChanges(previous: state.lastFetched, rowIDs: unfetchedRowIDs)
         }
+        if let intervalEnd { fetchAfterInterval(endingAt: intervalEnd) }
         guard let changes else { return }
         if tracksRowIDs, let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
         if let reader = host.readerIfAvailable() {
@@ -282,6 +304,17 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         if case .failure = result { fetchDidFail() }
         enqueue(result)
         fetchDidEnd(fetched: try? result.get())
+    }
+
+    /// Looks for a due fetch once `end` has come (`throttle(_:)`). The
+    /// observer is kept until then; a cancelled one fetches nothing.
+    private func fetchAfterInterval(endingAt end: ContinuousClock.Instant) {
+        let delay = ContinuousClock.now.duration(to: end)
+        let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+            fetchState.withLock { $0.waitsForInterval = false }
+            host.writer.asyncWithoutWaiting { [self] db in fetchIfDue(db) }
+        }
     }
 
     /// What a fetch may start from: the previous value and the rows changed since.
