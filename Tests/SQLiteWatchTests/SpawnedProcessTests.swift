@@ -17,14 +17,17 @@ struct SpawnedProcessTests {
         try #require(pipe(&ends) == 0)
         defer { close(ends[0]); close(ends[1]) }
         let child = try SpawnedProcess("cat", [], standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
-        // Once a line came back through it, `cat` is in its loop: until
-        // then, its startup holds descriptors of its own for a moment (the
-        // dynamic loader's libraries, the locale archive), and a listing
-        // made then showed a "3" (once, in a CI run).
-        #expect(SpawnedProcess.writeAll(Array("ready\n".utf8), to: try #require(child.inputWriter)))
-        var echoed = [UInt8](repeating: 0, count: 6)
-        #expect(read(try #require(child.outputReader), &echoed, 6) == 6)
-        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child.processIdentifier)/fd")
+        // Its startup holds descriptors of its own for a moment (the
+        // dynamic loader's libraries, the locale archive): a listing made
+        // then showed a "3" (once, in a loaded CI run). Wait for it to hold
+        // its three streams alone; a descriptor it inherited would stay.
+        let path = "/proc/\(child.processIdentifier)/fd"
+        let deadline = ContinuousClock.now + .seconds(10)
+        var descriptors = try FileManager.default.contentsOfDirectory(atPath: path)
+        while descriptors.sorted() != ["0", "1", "2"], ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+            descriptors = try FileManager.default.contentsOfDirectory(atPath: path)
+        }
         #expect(descriptors.sorted() == ["0", "1", "2"])
         close(try #require(child.inputWriter))
         #expect(await child.waitForExit(timeout: .seconds(30)) == .exit(0))

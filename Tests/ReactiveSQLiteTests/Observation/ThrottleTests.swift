@@ -6,7 +6,10 @@ import Testing
 
 /// `throttle(_:)`: at most one fetch, and so one value, per interval, and
 /// the last committed state always delivered.
-@Suite(.timeLimit(.minutes(3))) struct ThrottleTests {
+///
+/// On threads of their own: 10 000 commits in a tight loop held a thread of
+/// the cooperative pool for seconds, and the suites that await stalled.
+@Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct ThrottleTests {
     @Test(arguments: DatabaseKind.allCases)
     func tenThousandCommitsCostAFetchPerIntervalAndEndOnTheLastState(kind: DatabaseKind) async throws {
         // Without a sync of the file at each commit: the file queue's 10 000
