@@ -163,10 +163,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
                 "Configuration.externalChangePollInterval must be positive when observesExternalChanges is true "
                     + "(got \(duration))")
         }
-        let (seconds, attoseconds) = duration.components
-        // Beyond about 292 years, Int nanoseconds overflow: poll never, in effect.
-        let nanoseconds = seconds >= Int64(Int.max / 1_000_000_000)
-            ? Int.max : max(1, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        let nanoseconds = duration.clampedNanoseconds(minimum: 1)
         self.path = path
         self.configuration = configuration
         self.defaultSynchronous = defaultSynchronous

@@ -309,9 +309,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// Looks for a due fetch once `end` has come (`throttle(_:)`). The
     /// observer is kept until then; a cancelled one fetches nothing.
     private func fetchAfterInterval(endingAt end: ContinuousClock.Instant) {
-        let delay = ContinuousClock.now.duration(to: end)
-        let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+        let nanoseconds = ContinuousClock.now.duration(to: end).clampedNanoseconds()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
             fetchState.withLock { $0.waitsForInterval = false }
             host.writer.asyncWithoutWaiting { [self] db in fetchIfDue(db) }
         }
