@@ -51,6 +51,9 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// The least time between the starts of two fetches (`throttle(_:)`);
     /// nil: a fetch starts as soon as a commit makes one due.
     var fetchInterval: Duration?
+    /// The closures of `handleEvents` that do not depend on the value
+    /// (`didReceiveValue` is in the reducer).
+    var events = ObservationEvents()
 
     init(
         tracking: ObservationTracking,
@@ -108,23 +111,34 @@ public struct ValueObservation<Value: Sendable>: Sendable {
 
     // MARK: - Operators
 
+    /// This observation with another reducer, which runs code of the
+    /// user's: its first value is not reduced on the writer. Every other
+    /// option (region, fetches, throttle, events) is kept.
+    func replacingReducer<T>(
+        _ makeReducer: @escaping @Sendable () -> (any Sendable) throws -> T?
+    ) -> ValueObservation<T> {
+        var observation = ValueObservation<T>(
+            tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch, makeReducer: makeReducer)
+        observation.fetchInterval = fetchInterval
+        observation.events = events
+        return observation
+    }
+
     /// Transforms each value. The transform runs on the observation's serial
     /// queue, off the database.
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> ValueObservation<T> {
         let makeReducer = self.makeReducer
-        var observation = ValueObservation<T>(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
+        return replacingReducer {
             let reduce = makeReducer()
             return { fetched in try reduce(fetched).map(transform) }
         }
-        observation.fetchInterval = fetchInterval
-        return observation
     }
 
     /// Skips a value when `isDuplicate(previous, new)` says it is the same as
     /// the previous delivered value.
     public func removeDuplicates(by isDuplicate: @escaping @Sendable (Value, Value) -> Bool) -> Self {
         let makeReducer = self.makeReducer
-        var observation = ValueObservation(tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch) {
+        return replacingReducer {
             let reduce = makeReducer()
             var previous: Value?
             return { fetched in
@@ -134,8 +148,6 @@ public struct ValueObservation<Value: Sendable>: Sendable {
                 return value
             }
         }
-        observation.fetchInterval = fetchInterval
-        return observation
     }
 
     /// Fetches, and so delivers, at most once per `interval`: the first

@@ -41,6 +41,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     let gate = DeliveryGate()
     /// `ValueObservation.fetchInterval`.
     private let fetchInterval: Duration?
+    /// `ValueObservation.events`.
+    private let events: ObservationEvents
 
     // Writer queue only.
     private var observerID: Int?
@@ -106,6 +108,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             self.incrementalFetch = nil
         }
         self.fetchInterval = observation.fetchInterval
+        self.events = observation.events
         self.reduce = observation.makeReducer()
         self.reducesFirstValueOnWriter = observation.reducesFirstValueOnWriter
         self.reductionQueue = DispatchQueue(label: host.configuration.label + ".observation")
@@ -129,6 +132,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// fetch just read into this core's caches; the writer is held for
     /// that reduction. Either way, `onChange` runs after the access.
     func start() -> AnyDatabaseCancellable {
+        for willStart in events.willStart { willStart() }
         if case .immediate = scheduler.kind {
             precondition(
                 ValueObservationScheduler.isOnMainThread,
@@ -170,6 +174,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// Starts the observation without waiting for the writer (for async sequences).
     func startWithoutWaiting() -> AnyDatabaseCancellable {
+        for willStart in events.willStart { willStart() }
         host.writer.asyncAccess({ [self] db in
             // Cancelled before it started: stay out of the broker.
             guard gate.isOpen else { return }
@@ -194,11 +199,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             switch tracking {
             case .regions(let regions):
                 region = try db.observedRegion(of: regions)
+                for willTrackRegion in events.willTrackRegion { willTrackRegion(region) }
                 // Pages for a run that observes external changes, in WAL
                 // mode (nil otherwise), kept if the run refetches
                 // incrementally.
                 let candidatePages = host.externalChangeWatcher == nil || db.isInsideTransaction
                     ? nil : incrementalFetch.flatMap { try? ObservedTablePages(table: $0.table, in: db) }
+                for willFetch in events.willFetch { willFetch() }
                 fetched = try inReadTransaction(db, knowingSnapshot: candidatePages != nil) { snapshot in
                     if let incrementalFetch, (try? incrementalFetch.isApplicable(db)) == true {
                         tracksRowIDs = true
@@ -210,7 +217,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                     return value
                 }
             case .recorded, .constantRegion:
+                for willFetch in events.willFetch { willFetch() }
                 (fetched, region) = try inReadTransaction(db) { _ in try db.recordingSelection { try fetch(db) } }
+                for willTrackRegion in events.willTrackRegion { willTrackRegion(region) }
             }
         } catch {
             host.observationDidEnd()
@@ -237,8 +246,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             let newRegion = try? db.observedRegion(of: regions), newRegion != region
         {
             // A schema change may have redefined a view the regions read.
-            region = newRegion
-            db.observationBroker.updateRegion(newRegion, forObserver: observerID)
+            trackRegion(newRegion, db, observerID: observerID)
+        }
+        if !events.databaseDidChange.isEmpty, !fetchState.withLock({ $0.isFinished }) {
+            for databaseDidChange in events.databaseDidChange { databaseDidChange() }
         }
         commitDidChangeRegion(db)
     }
@@ -247,6 +258,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// that is gone. The observation ends with the error.
     func databaseFileDidMove(_ db: Database, _ error: DatabaseError) {
         finish(with: error, synchronously: false, onWriter: true)
+    }
+
+    /// On the writer: observes `newRegion` from now on.
+    private func trackRegion(_ newRegion: DatabaseRegion, _ db: Database, observerID: Int) {
+        region = newRegion
+        db.observationBroker.updateRegion(newRegion, forObserver: observerID)
+        for willTrackRegion in events.willTrackRegion { willTrackRegion(newRegion) }
     }
 
     /// A commit changed the region: fetch, now or after the running fetch.
@@ -281,6 +299,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         }
         if let intervalEnd { fetchAfterInterval(endingAt: intervalEnd) }
         guard let changes else { return }
+        for willFetch in events.willFetch { willFetch() }
         if tracksRowIDs, let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
         if let reader = host.readerIfAvailable() {
             // Open a read transaction on the state just committed while the
@@ -394,8 +413,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         }
         let (fetched, newRegion) = try inReadTransaction(db) { _ in try db.recordingSelection { try fetch(db) } }
         if newRegion != region, let observerID {
-            region = newRegion
-            db.observationBroker.updateRegion(newRegion, forObserver: observerID)
+            trackRegion(newRegion, db, observerID: observerID)
         }
         return fetched
     }
@@ -421,8 +439,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 host.writer.asyncWithoutWaiting { [self] db in
                     guard let observerID, newRegion != region else { return }
                     let grew = region.union(newRegion) != region
-                    region = newRegion
-                    db.observationBroker.updateRegion(newRegion, forObserver: observerID)
+                    trackRegion(newRegion, db, observerID: observerID)
                     if grew && db.observationBroker.commitCount != commitCount {
                         if tracksRowIDs { unfetchedRowIDs = .unknown }
                         commitDidChangeRegion(db)
@@ -533,6 +550,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             return !state.hasFailed
         }
         guard isFirst else { return }
+        for didFail in events.didFail { didFail(error) }
         unregister()
         let onError = self.onError
         if synchronously {
@@ -549,7 +567,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // MARK: - Cancelling
 
     func cancel() {
-        fetchState.withLock { $0.isFinished = true }
+        let wasRunning = fetchState.withLock { state in
+            defer { state.isFinished = true }
+            return !state.isFinished
+        }
+        if wasRunning {
+            for didCancel in events.didCancel { didCancel() }
+        }
         gate.cancel()
         unregister()
     }
