@@ -165,6 +165,12 @@ let package = Package(
             name: "payload-sync", dependencies: ["ReactiveSQLite"], path: "Examples/PayloadSync",
             swiftSettings: strictWarnings),
 
+        // A todo app's screens kept live by `LiveValue` and a shared
+        // observation while the sqlite3 shell edits the database.
+        .executableTarget(
+            name: "live-todos", dependencies: ["ReactiveSQLite"], path: "Examples/LiveTodos",
+            swiftSettings: strictWarnings),
+
         // Helpers shared by the test targets (not a product).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictWarnings),
         // The three kinds of database every database test runs on (not a product).

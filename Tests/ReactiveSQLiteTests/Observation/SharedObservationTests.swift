@@ -133,9 +133,9 @@ import Testing
         let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
         let writer = test.writer
         let fetched = Recorder<Int>()
-        let cancels = Locked(0)
+        let cancels = Recorder<Int>()
         var shared: SharedValueObservation<Int>? = ValueObservation.trackingCount(ObservedPlayer.all())
-            .handleEvents(didReceiveValue: { fetched.append($0) }, didCancel: { cancels.withLock { $0 += 1 } })
+            .handleEvents(didReceiveValue: { fetched.append($0) }, didCancel: { cancels.append(1) })
             .shared(in: writer, scheduling: .async(onQueue: Self.deliveryQueue), extent: .observationLifetime)
         #expect(try await fetched.wait(for: 1) == [3])
         try writer.writeSQL("INSERT INTO player (id, name) VALUES (4, 'p')")
@@ -149,11 +149,13 @@ import Testing
         try writer.writeSQL("INSERT INTO player (id, name) VALUES (5, 'p')")
         #expect(try await fetched.wait(for: 3) == [3, 4, 5])
         #expect(fetched.values.count == 3)
-        // Releasing the shared object stops the run.
+        // Releasing the shared object stops the run. The delivery of the
+        // last value may hold it a moment longer, on the delivery queue:
+        // its release cancels the run, and the test waits for that.
         weak let released = shared
         shared = nil
+        _ = try await cancels.wait(for: 1)
         #expect(released == nil)
-        #expect(cancels.value == 1)
     }
 
     /// Subscriptions keep the shared object alive; once they and its
@@ -162,9 +164,9 @@ import Testing
     func nothingOutlivesItsSubscribersAndItsOwner(kind: DatabaseKind) async throws {
         let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
         let writer = test.writer
-        let cancels = Locked(0)
+        let cancels = Recorder<Int>()
         var shared: SharedValueObservation<Int>? = ValueObservation.trackingCount(ObservedPlayer.all())
-            .handleEvents(didCancel: { cancels.withLock { $0 += 1 } })
+            .handleEvents(didCancel: { cancels.append(1) })
             .shared(in: writer, scheduling: .async(onQueue: Self.deliveryQueue))
         weak let released = shared
         let values = Recorder<Int>()
@@ -175,10 +177,14 @@ import Testing
         #expect(released != nil)
         try writer.writeSQL("INSERT INTO player (id, name) VALUES (4, 'p')")
         #expect(try await values.wait(for: 2) == [3, 4])
-        // Releasing the subscription (no `cancel()`) ends everything.
+        // Releasing the subscription (no `cancel()`) ends everything (the
+        // delivery of the last value may hold the object a moment longer).
         subscription = nil
+        #expect(cancels.values == [1])
+        // The delivery of the last value ran on the delivery queue, a
+        // serial queue: once a block queued now has run, it is over.
+        await withCheckedContinuation { continuation in Self.deliveryQueue.async { continuation.resume() } }
         #expect(released == nil)
-        #expect(cancels.value == 1)
         withExtendedLifetime(subscription) {}
     }
 
