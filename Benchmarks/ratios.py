@@ -112,6 +112,11 @@ if observation:
               f"{ratio(f'Observation.Insert10000.{variant}.N=1000.ReactiveSQLite', f'Observation.Insert10000.{variant}.N=0.ReactiveSQLite')} | <= 1.5 |")
     print(f"| Start1000: ours / GRDB | "
           f"{ratio('Observation.Start1000.ReactiveSQLite', 'Observation.Start1000.GRDB')} | <= 1 |")
+    shared, plain = observation.get("Observation.Shared.Subscribers=100.ReactiveSQLite"), observation.get(
+        "Observation.Shared.Plain.ReactiveSQLite")
+    for column, index in (("p50", 0), ("p90", 1)):
+        value = f"{shared[index] / plain[index]:.2f}" if shared and plain else "missing"
+        print(f"| Shared (issue 32), {column}: ours, 100 subscribers / one plain observation | {value} | <= 1.2 |")
 
 # ReadBenchmarks: `Read.<Benchmark>.<Phase>.<Kind>.n=<rows>.<Library>` and
 # `Read.SingleRowWrite.DefaultPool.<Library>`, times in microseconds, p0 and p50.

@@ -58,6 +58,16 @@ final class GRDBObservationStore: ObservationStore {
             }
     }
 
+    func observeSharedPlayerCount(
+        subscribers: Int, _ onChange: @escaping @Sendable (Int) -> Void
+    ) -> [any BenchmarkCancellable] {
+        let shared = ValueObservation.trackingConstantRegion { db in try GRDBPlayer.all().fetchCount(db) }
+            .shared(in: writer, scheduling: .async(onQueue: deliveryQueue))
+        return (0..<subscribers).map { _ in
+            shared.start(onError: { fatalError("\($0)") }) { count in onChange(count) }
+        }
+    }
+
     func observePlayer(id: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
         ValueObservation.trackingConstantRegion { db in try GRDBPlayer.filter(key: id).fetchOne(db) }
             .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { player in

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import Synchronization
 
 // The observation benchmarks of issue 5: ReactiveSQLite against GRDB 7.10
 // (the baseline) doing the same work in the same run, each library on its own
@@ -51,6 +52,8 @@ final class Fixture {
     /// The latest value of the observation the benchmark waits for.
     let latest = LatestValue()
     let arrivals = Arrivals()
+    /// The count every subscriber of a shared observation must deliver next.
+    let sharedExpected = ExpectedCount()
 
     init(store: any ObservationStore) {
         self.store = store
@@ -83,6 +86,11 @@ final class Fixture {
         cancellables = []
         try store.barrier()
     }
+}
+
+/// The value the subscribers of a shared observation must deliver next.
+final class ExpectedCount: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 func configuration(seconds: Int, maxIterations: Int, warmup: Int = 3) -> Benchmark.Configuration {
@@ -202,6 +210,46 @@ let benchmarks: @Sendable () -> Void = {
                     fixture.observeRows(count: count, ofTeams: ofTeams)
                     return fixture
                 }
+            }
+        }
+
+        // 5. A shared observation (issue 32): one `trackingCount` of
+        // `player` shared by 100 subscribers, against one plain observation,
+        // in a pool; each iteration inserts one row and waits until every
+        // subscriber (the one observation) has the new count.
+        for subscribers in [0, 100] {
+            let name = subscribers == 0 ? "Plain" : "Subscribers=\(subscribers)"
+            Benchmark(
+                "Observation.Shared.\(name).\(library)",
+                configuration: configuration(seconds: 3, maxIterations: 3_000, warmup: 20)
+            ) { (benchmark: Benchmark, fixture: Fixture) in
+                fixture.expected += 1
+                fixture.sharedExpected.value.store(fixture.expected, ordering: .releasing)
+                fixture.arrivals.expect(max(subscribers, 1))
+                try! fixture.store.insertPlayer()
+                fixture.arrivals.wait()
+            } setup: {
+                let fixture = Fixture(store: try makeStore(.pool))
+                let arrivals = fixture.arrivals
+                let expected = fixture.sharedExpected
+                // A repeated earlier value (GRDB's pool may deliver its first
+                // value twice) is no arrival; a later one is a bug.
+                let onChange: @Sendable (Int) -> Void = { count in
+                    let awaited = expected.value.load(ordering: .acquiring)
+                    if count == awaited {
+                        arrivals.arrive()
+                    } else if count > awaited {
+                        fatalError("count \(count), expected \(awaited)")
+                    }
+                }
+                arrivals.expect(max(subscribers, 1))
+                if subscribers == 0 {
+                    fixture.cancellables.append(fixture.store.observePlayerCount(onChange))
+                } else {
+                    fixture.cancellables += fixture.store.observeSharedPlayerCount(subscribers: subscribers, onChange)
+                }
+                arrivals.wait()
+                return fixture
             }
         }
 

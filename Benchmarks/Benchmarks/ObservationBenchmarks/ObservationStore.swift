@@ -28,6 +28,15 @@ protocol ObservationStore: AnyObject, Sendable {
     /// Observes the number of players (`trackingCount`).
     func observePlayerCount(_ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable
 
+    /// One observation of the number of players (as `observePlayerCount`)
+    /// shared by `subscribers` subscribers (`shared(in:scheduling:)`, extent
+    /// `.whileObserved`, delivering on the store's queue), each of which
+    /// calls `onChange` with every value. The cancellables of the
+    /// subscriptions.
+    func observeSharedPlayerCount(
+        subscribers: Int, _ onChange: @escaping @Sendable (Int) -> Void
+    ) -> [any BenchmarkCancellable]
+
     /// Observes one player by primary key (`trackingOne(Player.filter(key:))`):
     /// its score, or -1 when it does not exist.
     func observePlayer(id: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable

@@ -54,6 +54,16 @@ final class ReactiveSQLiteObservationStore: ObservationStore {
             }
     }
 
+    func observeSharedPlayerCount(
+        subscribers: Int, _ onChange: @escaping @Sendable (Int) -> Void
+    ) -> [any BenchmarkCancellable] {
+        let shared = ValueObservation.trackingCount(ReactiveSQLitePlayer.all())
+            .shared(in: writer, scheduling: .async(onQueue: deliveryQueue))
+        return (0..<subscribers).map { _ in
+            shared.start(onError: { fatalError("\($0)") }) { count in onChange(count) }
+        }
+    }
+
     func observePlayer(id: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
         ValueObservation.trackingOne(ReactiveSQLitePlayer.filter(key: id))
             .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { player in

@@ -120,6 +120,17 @@ import Testing
         #expect(live.error == nil)
     }
 
+    /// The README's shape: the observation's type comes from the initial value.
+    @Test func theReadmeShapeCompilesAndLoads() async throws {
+        let test = try DatabaseKind.inMemoryQueue.make(changeTracking: .automatic, sql: playerSchemaSQL)
+        let players = LiveValue(.trackingAll(ObservedPlayer.all().order(sql: "score DESC")), in: test.writer, initialValue: [])
+        let tracker = Recorder<Int>()
+        withObservationTracking { _ = players.value } onChange: { tracker.append(1) }
+        _ = try await tracker.wait(for: 1)
+        await Task.yield()
+        #expect(players.value.map(\.id) == [2, 3, 1])
+    }
+
     @Test(arguments: DatabaseKind.allCases)
     func releasingTheValueStopsTheObservation(kind: DatabaseKind) async throws {
         let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
