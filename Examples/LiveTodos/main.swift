@@ -88,20 +88,26 @@ final class TodoScreens {
     /// The badge and the summary screens appear: each iterates the shared
     /// observation's values, as a SwiftUI `.task` would.
     func showCountScreens() {
-        screenTasks.append(Task { [counts] in
+        screenTasks.append(Task { [weak self, counts] in
             do {
-                for try await value in counts.values() { self.badge = value }
+                for try await value in counts.values() { self?.badge = value }
             } catch {
                 print("badge: \(error)")
             }
         })
-        screenTasks.append(Task { [counts] in
+        screenTasks.append(Task { [weak self, counts] in
             do {
-                for try await value in counts.values() { self.summary = value }
+                for try await value in counts.values() { self?.summary = value }
             } catch {
                 print("summary: \(error)")
             }
         })
+    }
+
+    /// The screens go away: their subscriptions end.
+    func hideCountScreens() {
+        for task in screenTasks { task.cancel() }
+        screenTasks = []
     }
 
     /// Whether every screen shows `expected`.
@@ -248,5 +254,6 @@ while !screens.shows(expected) {
     }
     try await Task.sleep(for: .milliseconds(10))
 }
+screens.hideCountScreens()
 print("\(renderer.frames) frames rendered; \(screens.countFetches.value) fetches of the counts for two screens")
 print("final: \(expected.counts.open) open, \(expected.counts.done) done, every screen matches the database")

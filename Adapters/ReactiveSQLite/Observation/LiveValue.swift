@@ -86,7 +86,9 @@ public final class LiveValue<Value: Sendable> {
     }
 
     private func startObservation() {
-        let cancellable = observation.start(in: reader, scheduling: .mainActor) { [weak self] error in
+        // Registered and fetched in the writer's next access: the main
+        // actor never waits for a write under way.
+        let cancellable = observation.startOnMainActor(in: reader, waitingForWriter: false) { [weak self] error in
             self?.error = error
             self?.isLoading = false
         } onChange: { [weak self] value in

@@ -36,14 +36,15 @@ extension ValueObservation {
     ///     known (at start) and whenever it changes (a recorded region, a
     ///     schema change that redefines a view).
     ///   - databaseDidChange: After each commit that changed the observed
-    ///     region (another process's commit included, when the
-    ///     configuration observes external changes).
+    ///     region. With `Configuration.observesExternalChanges`, after each
+    ///     commit of another connection or process too, whatever it
+    ///     changed: what it wrote is unknown.
     ///   - didReceiveValue: With each value this point of the observation
     ///     produces: before the operators that follow the call
     ///     (`removeDuplicates()` after it may skip a value this sees).
     ///   - didFail: With the error that ends the run.
-    ///   - didCancel: When the run is cancelled, before it stops (not after
-    ///     an error, which ends it on its own).
+    ///   - didCancel: When the run is cancelled, before it stops. A run
+    ///     tells one end: `didFail` or `didCancel`, whichever comes first.
     ///
     /// The closures run on the thread of the event: the writer's, a
     /// reader's, the observation's queue. They must not access the
@@ -67,8 +68,9 @@ extension ValueObservation {
         var observation = self
         if let didReceiveValue {
             let makeReducer = self.makeReducer
-            // The closure is the user's: it never runs inside the writer's
-            // access (see `reducesFirstValueOnWriter`).
+            // The closure is the user's: the first value is not reduced
+            // inside the writer's access (see `reducesFirstValueOnWriter`),
+            // except with `.immediate`, which reduces it there.
             observation = replacingReducer {
                 let reduce = makeReducer()
                 return { fetched in
@@ -99,7 +101,8 @@ extension ValueObservation {
     ///   - prefix: Starts each line, followed by a colon, when not empty.
     ///   - stream: Where lines go; standard output when nil. It is written
     ///     from the threads of the events, one line at a time, behind a
-    ///     lock of the observation's.
+    ///     lock of the observation's: its `write` must not start or cancel
+    ///     an observation.
     public func print(
         _ prefix: String = "",
         to stream: (any TextOutputStream & Sendable)? = nil
@@ -117,25 +120,29 @@ extension ValueObservation {
 }
 
 /// Writes the lines of `ValueObservation.print(_:to:)`, one at a time.
-private final class EventPrinter: Sendable {
+///
+/// `@unchecked Sendable`: `stream` is only used while `lock` is held. The
+/// lock serializes the lines; it is the printer's own, held only while a
+/// line is written (user code, which takes no lock of the library's).
+private final class EventPrinter: @unchecked Sendable {
     private let prefix: String
+    private let lock = ThreadCondition()
     /// nil: standard output.
-    private let stream: LockedState<(any TextOutputStream & Sendable)?>
+    private var stream: (any TextOutputStream & Sendable)?
 
     init(prefix: String, stream: (any TextOutputStream & Sendable)?) {
         self.prefix = prefix.isEmpty ? "" : prefix + ": "
-        self.stream = LockedState(stream)
+        self.stream = stream
     }
 
     func print(_ event: String) {
         let line = prefix + event
-        stream.withLock { stream in
-            if stream == nil {
-                Swift.print(line)
-            } else {
-                // The stream is the user's; it cannot take this lock.
-                stream!.write(line + "\n")
-            }
+        lock.lock()
+        defer { lock.unlock() }
+        if stream == nil {
+            Swift.print(line)
+        } else {
+            stream!.write(line + "\n")
         }
     }
 }

@@ -55,6 +55,23 @@ extension ValueObservation {
         onError: @escaping @MainActor (any Error) -> Void,
         onChange: @escaping @MainActor (Value) -> Void
     ) -> AnyDatabaseCancellable {
+        startOnMainActor(in: reader, waitingForWriter: true, onError: onError, onChange: onChange)
+    }
+
+    /// Starts the observation, delivering on the main actor.
+    ///
+    /// - Parameter waitingForWriter: Whether to register the observation
+    ///   and fetch its first value before returning (the guarantee of
+    ///   `start`), holding the caller until the writer is free; when
+    ///   false, that happens in the writer's next access, and the main
+    ///   actor never waits for a write (`LiveValue`).
+    @MainActor
+    func startOnMainActor(
+        in reader: some DatabaseReader,
+        waitingForWriter: Bool,
+        onError: @escaping @MainActor (any Error) -> Void,
+        onChange: @escaping @MainActor (Value) -> Void
+    ) -> AnyDatabaseCancellable {
         // The observation's queue hands each outcome to one task on the main
         // actor, in order.
         let (outcomes, continuation) = AsyncStream<Result<Value, any Error>>.makeStream()
@@ -71,13 +88,14 @@ extension ValueObservation {
                 }
             }
         }
-        let observation = start(
-            in: reader, scheduling: .observationQueue,
+        let observer = ValueObserver(
+            observation: self, host: reader.observationHost, scheduler: .observationQueue,
             onError: { error in
                 continuation.yield(.failure(error))
                 continuation.finish()
             },
             onChange: { value in continuation.yield(.success(value)) })
+        let observation = waitingForWriter ? observer.start() : observer.startWithoutWaiting()
         return AnyDatabaseCancellable {
             observation.cancel()
             continuation.finish()

@@ -80,6 +80,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         var isFinished = false
         /// The error was handed to `onError`: no other one will be.
         var hasFailed = false
+        /// The run's last event (`didFail` or `didCancel`) was told: the
+        /// first of `finish(with:)` and `cancel()` tells it, the other not.
+        var hasToldEnd = false
         /// Whether to keep `lastFetched`: the run refetches incrementally.
         var keepsLastFetched = false
         /// The value of the latest fetch, for an incremental fetch.
@@ -542,15 +545,18 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     ///
     /// - Parameter onWriter: See `deliver(_:onWriter:)`.
     private func finish(with error: any Error, synchronously: Bool, onWriter: Bool = false) {
-        let isFirst = fetchState.withLock { state in
+        let (isFirst, tellsEnd) = fetchState.withLock { state in
             defer {
                 state.isFinished = true
                 state.hasFailed = true
+                state.hasToldEnd = true
             }
-            return !state.hasFailed
+            return (!state.hasFailed, !state.hasToldEnd)
         }
         guard isFirst else { return }
-        for didFail in events.didFail { didFail(error) }
+        if tellsEnd {
+            for didFail in events.didFail { didFail(error) }
+        }
         unregister()
         let onError = self.onError
         if synchronously {
@@ -567,11 +573,17 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // MARK: - Cancelling
 
     func cancel() {
-        let wasRunning = fetchState.withLock { state in
-            defer { state.isFinished = true }
-            return !state.isFinished
+        // A failed fetch finishes the run before its error reaches
+        // `finish(with:)`: a cancel in between tells the end (no error
+        // will be delivered after it).
+        let tellsEnd = fetchState.withLock { state in
+            defer {
+                state.isFinished = true
+                state.hasToldEnd = true
+            }
+            return !state.hasToldEnd
         }
-        if wasRunning {
+        if tellsEnd {
             for didCancel in events.didCancel { didCancel() }
         }
         gate.cancel()

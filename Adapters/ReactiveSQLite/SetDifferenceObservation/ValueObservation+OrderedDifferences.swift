@@ -34,9 +34,8 @@ extension ValueObservation {
     public func orderedDifferences<Element>() -> ValueObservation<ElementsWithDifference<Element>>
     where Value: Collection, Value.Element == Element, Element: Identifiable & Equatable & Sendable {
         let makeReducer = self.makeReducer
-        return ValueObservation<ElementsWithDifference<Element>>(
-            tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch
-        ) {
+        // Every option of the observation (throttle, events) is kept.
+        return replacingReducer {
             let reduce = makeReducer()
             var previous: [Element] = []
             return { fetched in

@@ -45,9 +45,8 @@ extension ValueObservation {
     where Value: Collection, Value.Element == Element, Element: Identifiable & Equatable & Sendable,
         Element.ID: Comparable {
         let makeReducer = self.makeReducer
-        return ValueObservation<SetDifference<Element>>(
-            tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch
-        ) {
+        // Every option of the observation (throttle, events) is kept.
+        return replacingReducer {
             let reduce = makeReducer()
             var scanner = SetDifferenceScanner<Element, Element.ID>(
                 initialElements: initialElements, updateElement: updateElement.map { update in { update($0, $1) } })

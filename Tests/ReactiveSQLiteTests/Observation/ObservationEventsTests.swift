@@ -87,6 +87,9 @@ import Testing
         _ = try await mapped.wait(for: 1)
         try writer.writeSQL("UPDATE flag SET on_ = 1")
         _ = try await mapped.wait(for: 2)
+        // On a pool, the new region reaches the writer while the value goes
+        // to the reduction queue: neither waits for the other.
+        _ = try await regions.wait(for: 2)
         #expect(raw.values == [-1, 3])
         #expect(mapped.values == ["count -1", "count 3"])
         #expect(regions.values.count == 2)
@@ -117,6 +120,37 @@ import Testing
         #expect(values.values.last?.map(\.id) == [1, 2])
     }
 
+    /// The difference operators keep the events and the throttle of the
+    /// observation they apply to.
+    @Test(arguments: DatabaseKind.allCases)
+    func differenceOperatorsKeepEventsAndThrottle(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
+        let writer = test.writer
+        let interval = Duration.milliseconds(100)
+        for makeDifferences in [
+            { (o: ValueObservation<[IdentifiedPlayer]>) in o.setDifferences().map { _ in 0 } },
+            { (o: ValueObservation<[IdentifiedPlayer]>) in o.orderedDifferences().map { _ in 0 } },
+        ] {
+            let fetches = Recorder<ContinuousClock.Instant>()
+            let values = Recorder<Int>()
+            let base = ValueObservation.trackingAll(IdentifiedPlayer.all().order(sql: "id"))
+                .handleEvents(willFetch: { fetches.append(.now) })
+                .throttle(interval)
+            let cancellable = makeDifferences(base).start(
+                in: writer, scheduling: .async(onQueue: DispatchQueue(label: "events")),
+                onError: { Issue.record($0) }, onChange: { values.append($0) })
+            _ = try await values.wait(for: 1)
+            try writer.writeSQL("UPDATE player SET score = score + 1 WHERE id = 1")
+            _ = try await values.wait(for: 2)
+            cancellable.cancel()
+            let instants = fetches.values
+            #expect(instants.count == 2)
+            // The throttle spaces the starts of the fetches; `willFetch` is
+            // told a moment after the first one's start.
+            if instants.count == 2 { #expect(instants[1] - instants[0] >= interval * 0.9) }
+        }
+    }
+
     @Test(arguments: DatabaseKind.allCases)
     func printWritesOneLinePerEvent(kind: DatabaseKind) async throws {
         let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
@@ -142,6 +176,18 @@ import Testing
             .start(in: writer, scheduling: .async(onQueue: DispatchQueue(label: "events")), onError: { _ in }, onChange: { _ in })
         second.cancel()
         #expect(bare.lines.first == "start")
+    }
+}
+
+/// A player with an id, for the difference operators.
+struct IdentifiedPlayer: FetchableRecord, TableRecord, Identifiable, Equatable, Sendable {
+    static let databaseTableName = "player"
+    var id: Int64
+    var score: Int
+
+    init(row: Row) throws {
+        id = try row["id"]
+        score = try row["score"]
     }
 }
 

@@ -68,7 +68,13 @@ import Testing
             let values = try await recorder.wait(forLast: 203)
             #expect(values == values.sorted() && Set(values).count == values.count)
         }
+        // One run: each fetch made one value, which every subscriber got
+        // (20 runs would fetch, and coalesce, each on its own).
         #expect(fetches.value <= 201)
+        for recorder in recorders {
+            #expect(recorder.values == recorders[0].values)
+        }
+        #expect(recorders[0].values.count == fetches.value)
         withExtendedLifetime(cancellables) {}
     }
 
@@ -213,7 +219,9 @@ import Testing
     @Test(arguments: DatabaseKind.allCases)
     func observationLifetimeKeepsItsErrorForLateSubscribers(kind: DatabaseKind) async throws {
         let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
+        let starts = Locked(0)
         let shared = ValueObservation.trackingCount(SQLRequest<Row>(sql: "SELECT * FROM missing"))
+            .handleEvents(willStart: { starts.withLock { $0 += 1 } })
             .shared(in: test.writer, scheduling: .async(onQueue: Self.deliveryQueue), extent: .observationLifetime)
         for _ in 0..<2 {
             let errors = Recorder<String>()
@@ -223,6 +231,56 @@ import Testing
             #expect(try await errors.wait(for: 1) == ["no such table: missing"])
             withExtendedLifetime(subscription) {}
         }
+        // One run, started with the shared object, never again.
+        #expect(starts.value == 1)
+    }
+
+    /// Subscribers that come and go while commits stream, some of them
+    /// from inside `onChange`: each one's values are in order, from the
+    /// latest value when it came, and the ones that stay end on the final
+    /// state; the run never stops while one is there.
+    @Test(arguments: DatabaseKind.allCases)
+    func subscribersComeAndGoWhileCommitsStream(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: playerSchemaSQL)
+        let writer = test.writer
+        let starts = Locked(0)
+        let shared = ValueObservation.trackingCount(ObservedPlayer.all())
+            .handleEvents(willStart: { starts.withLock { $0 += 1 } })
+            .shared(in: writer, scheduling: .async(onQueue: Self.deliveryQueue))
+        let anchor = Recorder<Int>()
+        let anchorSubscription = shared.start(onError: { Issue.record($0) }, onChange: { anchor.append($0) })
+        _ = try await anchor.wait(for: 1)
+        let writes = BackgroundThread {
+            for id in 4...203 {
+                try writer.writeSQL("INSERT INTO player (id, name) VALUES (\(id), 'p')")
+            }
+        }
+        // A subscriber that leaves from inside its first `onChange`, and
+        // subscribes a new one from there.
+        let nested = Recorder<Int>()
+        let nestedSubscription = Locked<AnyDatabaseCancellable?>(nil)
+        let leaving = Locked<AnyDatabaseCancellable?>(nil)
+        leaving.withLock { leavingSubscription in
+            leavingSubscription = shared.start(onError: { Issue.record($0) }) { _ in
+                leaving.withLock { $0 }?.cancel()
+                let subscription = shared.start(onError: { Issue.record($0) }, onChange: { nested.append($0) })
+                nestedSubscription.withLock { $0 = subscription }
+            }
+        }
+        // Late subscribers, one after the other, while the commits go on.
+        var late: [(Recorder<Int>, AnyDatabaseCancellable)] = []
+        for _ in 0..<10 {
+            let recorder = Recorder<Int>()
+            late.append((recorder, shared.start(onError: { Issue.record($0) }, onChange: { recorder.append($0) })))
+            _ = try await recorder.wait(for: 1)
+        }
+        try await writes.value()
+        for recorder in [anchor, nested] + late.map(\.0) {
+            let values = try await recorder.wait(forLast: 203)
+            #expect(values == values.sorted() && Set(values).count == values.count)
+        }
+        #expect(starts.value == 1)
+        withExtendedLifetime((anchorSubscription, late.map(\.1), nestedSubscription)) {}
     }
 
     @Test(arguments: DatabaseKind.allCases)
