@@ -12,24 +12,24 @@ internal import CSQLite
 enum ChangeHooks {
     /// Installs the commit and rollback hooks, and the pre-update hook
     /// (`preUpdate`) or the update hook.
-    static func install(on connection: OpaquePointer?, broker: TransactionObserverBroker, preUpdate: Bool) {
+    static func install(on connection: OpaquePointer?, broker: ObservationBroker, preUpdate: Bool) {
         let context = Unmanaged.passUnretained(broker).toOpaque()
         sqlite3_commit_hook(
             connection,
             { context in
-                Unmanaged<TransactionObserverBroker>.fromOpaque(context!).takeUnretainedValue().commitHook()
+                Unmanaged<ObservationBroker>.fromOpaque(context!).takeUnretainedValue().commitHook()
             }, context)
         sqlite3_rollback_hook(
             connection,
             { context in
-                Unmanaged<TransactionObserverBroker>.fromOpaque(context!).takeUnretainedValue().rollbackHook()
+                Unmanaged<ObservationBroker>.fromOpaque(context!).takeUnretainedValue().rollbackHook()
             }, context)
         if preUpdate {
             sqlite3_preupdate_hook(
                 connection,
                 { context, connection, operation, _, table, oldKey, newKey in
                     guard let context, let connection, let table else { return }
-                    let broker = Unmanaged<TransactionObserverBroker>.fromOpaque(context).takeUnretainedValue()
+                    let broker = Unmanaged<ObservationBroker>.fromOpaque(context).takeUnretainedValue()
                     PreUpdateChangeTracking.rowDidChange(
                         broker, connection: connection, operation: operation, table: table,
                         oldKey: oldKey, newKey: newKey)
@@ -39,7 +39,7 @@ enum ChangeHooks {
                 connection,
                 { context, operation, _, table, rowID in
                     guard let context, let table else { return }
-                    let broker = Unmanaged<TransactionObserverBroker>.fromOpaque(context).takeUnretainedValue()
+                    let broker = Unmanaged<ObservationBroker>.fromOpaque(context).takeUnretainedValue()
                     UpdateHookChangeTracking.rowDidChange(broker, operation: operation, table: table, rowID: rowID)
                 }, context)
         }

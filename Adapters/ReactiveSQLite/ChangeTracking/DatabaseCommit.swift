@@ -1,6 +1,8 @@
 /// What the broker tells an observer of a commit that concerns it.
 struct DatabaseCommit {
-    /// The number of the commit: the broker's `commitCount` once it is counted.
+    /// The number of the commit: one more than the previous commit the
+    /// broker saw, local or external (`ObservationBroker.lastCommitNumber`
+    /// is the latest). The one clock of commits.
     var number: Int
     /// For an observation registered with a `rowIDTable`: the rows of that
     /// table the commit changed, or `unknown` when the hooks cannot tell

@@ -20,7 +20,7 @@ enum PreUpdateChangeTracking {
     /// > DELETE operation on a database table. https://www.sqlite.org/c3ref/preupdate_blobwrite.html
     @inline(__always)
     static func rowDidChange(
-        _ broker: TransactionObserverBroker, connection: OpaquePointer, operation: Int32,
+        _ broker: ObservationBroker, connection: OpaquePointer, operation: Int32,
         table: UnsafePointer<CChar>, oldKey: Int64, newKey: Int64
     ) {
         guard broker.isObserving, let (tableName, info, _) = broker.hookedTable(table) else { return }

@@ -19,7 +19,7 @@ enum UpdateHookChangeTracking {
     /// > in a rowid table. https://www.sqlite.org/c3ref/update_hook.html
     @inline(__always)
     static func rowDidChange(
-        _ broker: TransactionObserverBroker, operation: Int32, table: UnsafePointer<CChar>, rowID: Int64
+        _ broker: ObservationBroker, operation: Int32, table: UnsafePointer<CChar>, rowID: Int64
     ) {
         guard broker.isObserving, let (tableName, info, index) = broker.hookedTable(table) else { return }
         if operation != SQLITE_DELETE { broker.markHiddenDeletions(ofTableAt: index, named: tableName) }

@@ -93,16 +93,17 @@ public final class Database {
     var effectsRecorder: StatementEffects?
 
     /// The change hooks of the connection, created when first observed (see
-    /// `TransactionObserverBroker`).
-    private(set) lazy var observationBroker = TransactionObserverBroker(database: self)
+    /// `ObservationBroker`).
+    private(set) lazy var observationBroker = ObservationBroker(database: self)
 
-    /// The broker, once something observes the connection: statements
-    /// report their start and end to it.
-    var activeBroker: TransactionObserverBroker? {
-        guard let broker = _activeBroker, broker.isObserving else { return nil }
+    /// The observation broker, once something observes the connection:
+    /// statements report their start and end to it.
+    var activeObservationBroker: ObservationBroker? {
+        guard let broker = installedObservationBroker, broker.isObserving else { return nil }
         return broker
     }
-    var _activeBroker: TransactionObserverBroker?
+    /// The observation broker, once it installed its hooks.
+    var installedObservationBroker: ObservationBroker?
 
     /// While an observation fetches its value, the union of the regions of
     /// the statements it runs; nil otherwise.
@@ -224,7 +225,7 @@ public final class Database {
         if tracer != nil { uninstallTraceHook() }
         // Observers hold their queues and what their closures capture:
         // released now, even if their observations are never cancelled.
-        _activeBroker?.connectionWillClose()
+        installedObservationBroker?.connectionWillClose()
         accessThread = previous
         closedState.withLock { isClosed in
             sqlite3_close_v2(connection)
@@ -586,7 +587,7 @@ public final class Database {
         schemaCache = SchemaCache()
         statementCache.removeAll()
         recordWritePlans.removeAll()
-        _activeBroker?.schemaDidChange()
+        installedObservationBroker?.schemaDidChange()
     }
 
     /// Removes a statement from the cache, if it is there: SQLite recompiled

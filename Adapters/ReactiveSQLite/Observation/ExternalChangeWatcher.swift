@@ -30,7 +30,7 @@ import Darwin
 /// 2. After such a change, the writer reads its own `data_version`, in an
 ///    access of its own: that value changes only for the commits of other
 ///    connections. When it changed, the broker tells every observation
-///    (`TransactionObserverBroker.databaseDidChangeExternally()`), in that
+///    (`ObservationBroker.databaseDidChangeExternally()`), in that
 ///    same access, as after a local commit.
 ///
 /// The second reading is exact whatever the order of polls, local commits
@@ -490,13 +490,6 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     /// checks count as one detection).
     var detectionCount: Int { state.withLock { $0.detectionCount } }
     #endif
-}
-
-extension Database {
-    /// `PRAGMA data_version`: changes when another connection commits.
-    func dataVersion() throws -> Int {
-        try SQLRequest<Int>(sql: "PRAGMA data_version").fetchOne(self) ?? 0
-    }
 }
 
 /// Which file a path names: its device and inode.

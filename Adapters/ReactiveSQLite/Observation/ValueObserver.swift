@@ -7,30 +7,21 @@ import DatabaseRegions
 /// configuration observes external changes: see `ExternalChangeWatcher`),
 /// reduces on its own serial queue, and delivers through its scheduler.
 ///
-/// An observation with an `IncrementalFetch` gets, with each commit, the
-/// rowids it changed, and refetches from its previous value and those rows
-/// when the hooks could tell them, and no other connection or process
-/// committed meanwhile: the writer's `PRAGMA data_version`, read once the
-/// state to fetch is fixed (in the writer's read transaction, or after a
-/// reader has pinned it), changes only for the commits of other
-/// connections. A change read there may have reached the fetched state or
-/// only the next one: both fetch everything, unless the observed table's
-/// pages tell which rows changed (`ObservedTablePages`, for a database in
-/// WAL mode whose configuration observes external changes).
+/// An observation with an `IncrementalFetch` refetches from its previous
+/// value and the rows that commits changed when it can (see
+/// `IncrementalRefetch`, which keeps that state).
 ///
 /// `@unchecked Sendable`: the `let` properties are Sendable or only used as
-/// said here; `reduce` only runs on `reductionQueue`; `observerID`,
-/// `region`, `unfetchedRowIDs`, `tracksRowIDs`, `writerDataVersion` and
-/// `nextFetchMissesExternalCommit` are only touched on the writer's queue;
-/// `pages` is set once, on the writer's queue, before the run's first fetch
-/// ends, and only read afterwards (by later fetches, which that fetch
-/// schedules); `fetchState` is behind its lock.
+/// said here; `reduce` only runs on `reductionQueue`; `observerID` and
+/// `region` are only touched on the writer's queue; `fetchState` is behind
+/// its lock; `refetch` says how it is safe.
 final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked Sendable {
     private let host: any ObservationHost
     private let tracking: ObservationTracking
     private let fetch: @Sendable (Database) throws -> any Sendable
-    /// Only with `.regions` tracking.
-    private let incrementalFetch: IncrementalFetch?
+    /// The incremental refetches of the run: only with `.regions`
+    /// tracking and an `IncrementalFetch`.
+    private let refetch: IncrementalRefetch?
     private let reduce: (any Sendable) throws -> Value?
     /// See `ValueObservation.reducesFirstValueOnWriter`.
     private let reducesFirstValueOnWriter: Bool
@@ -47,25 +38,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // Writer queue only.
     private var observerID: Int?
     private var region = DatabaseRegion()
-    /// The rows changed by the commits that the next fetch will see, and
-    /// the previous one did not.
-    private var unfetchedRowIDs = ChangedRowIDs.unknown
-    /// Whether this run refetches incrementally: `incrementalFetch` applies
-    /// (`IncrementalFetch.isApplicable`, asked when the run starts).
-    private var tracksRowIDs = false
-    /// The writer's `data_version` when the state of the last fetch was
-    /// fixed, for an incremental fetch.
-    private var writerDataVersion: Int?
-    /// Another connection committed before the last fetch's state was
-    /// fixed, maybe after: the next fetch fetches everything too.
-    private var nextFetchMissesExternalCommit = false
-    /// The pages of the table of `incrementalFetch`, which tell the rows
-    /// that other connections changed, when the run refetches
-    /// incrementally, observes external changes, and the database is in
-    /// WAL mode.
-    private var pages: ObservedTablePages?
 
-    /// Commits are numbered by the broker's `commitCount`.
+    /// Commits are told by their `DatabaseCommit.number`.
     private struct FetchState {
         /// A fetch runs (on a reader, for a pool).
         var isFetching = false
@@ -105,10 +79,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         self.host = host
         self.tracking = observation.tracking
         self.fetch = observation.fetch
-        if case .regions = observation.tracking {
-            self.incrementalFetch = observation.incrementalFetch
+        if case .regions = observation.tracking, let incrementalFetch = observation.incrementalFetch {
+            self.refetch = IncrementalRefetch(incrementalFetch)
         } else {
-            self.incrementalFetch = nil
+            self.refetch = nil
         }
         self.fetchInterval = observation.fetchInterval
         self.events = observation.events
@@ -203,20 +177,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             case .regions(let regions):
                 region = try db.observedRegion(of: regions)
                 for willTrackRegion in events.willTrackRegion { willTrackRegion(region) }
-                // Pages for a run that observes external changes, in WAL
-                // mode (nil otherwise), kept if the run refetches
-                // incrementally.
-                let candidatePages = host.externalChangeWatcher == nil || db.isInsideTransaction
-                    ? nil : incrementalFetch.flatMap { try? ObservedTablePages(table: $0.table, in: db) }
+                let candidatePages = refetch?.candidatePages(
+                    db, observesExternalChanges: host.externalChangeWatcher != nil)
                 for willFetch in events.willFetch { willFetch() }
                 fetched = try inReadTransaction(db, knowingSnapshot: candidatePages != nil) { snapshot in
-                    if let incrementalFetch, (try? incrementalFetch.isApplicable(db)) == true {
-                        tracksRowIDs = true
-                        writerDataVersion = try db.dataVersion()
-                        pages = candidatePages
-                    }
+                    try refetch?.start(db, pages: candidatePages)
                     let value = try fetch(db)
-                    pages?.didFetch(db, snapshot: snapshot)
+                    refetch?.pages?.didFetch(db, snapshot: snapshot)
                     return value
                 }
             case .recorded, .constantRegion:
@@ -228,15 +195,14 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             host.observationDidEnd()
             throw error
         }
-        let rowIDTable = tracksRowIDs ? incrementalFetch?.table : nil
-        observerID = db.observationBroker.register(self, region: region, rowIDTable: rowIDTable)
-        if let rowIDTable { unfetchedRowIDs = .none(table: rowIDTable) }
-        let commit = db.observationBroker.commitCount
-        fetchState.withLock { [tracksRowIDs] state in
-            state.latestChange = commit
-            state.fetchedChange = commit
-            state.keepsLastFetched = tracksRowIDs
-            if tracksRowIDs { state.lastFetched = fetched }
+        observerID = db.observationBroker.register(self, region: region, rowIDTable: refetch?.rowIDTable)
+        refetch?.didRegister()
+        // The commits it sees from now on have higher numbers than any
+        // before: `latestChange` and `fetchedChange` start equal.
+        let keepsLastFetched = refetch?.isActive == true
+        fetchState.withLock { state in
+            state.keepsLastFetched = keepsLastFetched
+            if keepsLastFetched { state.lastFetched = fetched }
         }
         return fetched
     }
@@ -244,7 +210,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // MARK: - Fetching after commits
 
     func databaseDidCommit(_ db: Database, _ commit: DatabaseCommit) {
-        if tracksRowIDs { unfetchedRowIDs.formUnion(commit.changedRowIDs) }
+        refetch?.commitDidChange(commit.changedRowIDs)
         if commit.changesSchema, case .regions(let regions) = tracking, let observerID,
             let newRegion = try? db.observedRegion(of: regions), newRegion != region
         {
@@ -254,7 +220,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         if !events.databaseDidChange.isEmpty, !fetchState.withLock({ $0.isFinished }) {
             for databaseDidChange in events.databaseDidChange { databaseDidChange() }
         }
-        commitDidChangeRegion(db)
+        commitDidChangeRegion(db, number: commit.number)
     }
 
     /// The file was deleted or replaced: the values would come from a file
@@ -270,22 +236,22 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         for willTrackRegion in events.willTrackRegion { willTrackRegion(newRegion) }
     }
 
-    /// A commit changed the region: fetch, now or after the running fetch.
-    private func commitDidChangeRegion(_ db: Database) {
-        let commit = db.observationBroker.commitCount
-        fetchState.withLock { $0.latestChange = max($0.latestChange, commit) }
+    /// The commit numbered `number` changed the region: fetch, now or
+    /// after the running fetch.
+    private func commitDidChangeRegion(_ db: Database, number: Int) {
+        fetchState.withLock { $0.latestChange = max($0.latestChange, number) }
         fetchIfDue(db)
     }
 
     /// Starts a fetch of the current state, unless one runs (it fetches
     /// again when it ends, if needed), or the last one read this state.
     private func fetchIfDue(_ db: Database) {
-        let commit = db.observationBroker.commitCount
-        // The fetch reads the state of this commit: the rows changed since
+        // The fetch reads the current state, that of the latest commit
+        // that changed the region or a later one: the rows changed since
         // the previous fetch are those changed until now.
         let now = ContinuousClock.now
         var intervalEnd: ContinuousClock.Instant?
-        let changes = fetchState.withLock { state -> FetchChanges? in
+        let changes = fetchState.withLock { state -> RefetchChanges? in
             guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return nil }
             if let fetchInterval, let start = state.lastFetchStart, now < start + fetchInterval {
                 // Throttled: a timer fetches when the interval ends.
@@ -296,25 +262,27 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 return nil
             }
             state.isFetching = true
-            state.fetchedChange = commit
+            state.fetchedChange = state.latestChange
             state.lastFetchStart = now
-            return FetchChanges(previous: state.lastFetched, rowIDs: unfetchedRowIDs)
+            return RefetchChanges(previous: state.lastFetched, rowIDs: .unknown)
         }
         if let intervalEnd { fetchAfterInterval(endingAt: intervalEnd) }
-        guard let changes else { return }
+        guard var changes else { return }
         for willFetch in events.willFetch { willFetch() }
-        if tracksRowIDs, let incrementalFetch { unfetchedRowIDs = .none(table: incrementalFetch.table) }
+        if let refetch { changes.rowIDs = refetch.takeUnfetchedRowIDs() }
         if let reader = host.readerIfAvailable() {
             // Open a read transaction on the state just committed while the
             // writer is still held, then let the writer go: the fetch runs
             // on the reader, concurrently with later writes.
             do {
-                let snapshot = try reader.sync { [pages] readerDB in
-                    try readerDB.beginPinnedRead(knowingSnapshot: pages != nil)
+                let knowsPages = refetch?.pages != nil
+                let snapshot = try reader.sync { readerDB in
+                    try readerDB.beginPinnedRead(knowingSnapshot: knowsPages)
                 }
-                var changes = checkingExternalCommits(db, changes)
+                var changes = refetch?.checkingExternalCommits(db, changes) ?? changes
                 changes.snapshot = snapshot
-                fetchOnPinnedReader(reader, commitCount: commit, changes: changes)
+                fetchOnPinnedReader(
+                    reader, lastCommitNumber: db.observationBroker.lastCommitNumber, changes: changes)
                 return
             } catch {
                 host.releaseReader(reader)
@@ -338,78 +306,21 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         }
     }
 
-    /// What a fetch may start from: the previous value and the rows changed since.
-    private struct FetchChanges: Sendable {
-        var previous: (any Sendable)?
-        var rowIDs: ChangedRowIDs
-        /// The snapshot of the fetch's read transaction, when `pages`
-        /// tracks the table and it is known.
-        var snapshot: WALIndexHeader?
+    /// The value of the current state: refetched from the previous one
+    /// and the changed rows when the run can, else fetched.
+    private func fetchValue(_ db: Database, changes: RefetchChanges) throws -> any Sendable {
+        guard let refetch else { return try fetch(db) }
+        return try refetch.fetchValue(db, changes: changes, fullFetch: fetch)
     }
 
-    /// `changes`, or unknown changes when another connection may have
-    /// committed since the previous fetch. Called on the writer once the
-    /// state to fetch is fixed.
-    private func checkingExternalCommits(_ db: Database, _ changes: FetchChanges) -> FetchChanges {
-        guard tracksRowIDs else { return changes }
-        let dataVersion = try? db.dataVersion()
-        let missesExternalCommit = nextFetchMissesExternalCommit
-        nextFetchMissesExternalCommit = dataVersion == nil || dataVersion != writerDataVersion
-        writerDataVersion = dataVersion
-        guard !missesExternalCommit, !nextFetchMissesExternalCommit else {
-            return FetchChanges(previous: changes.previous, rowIDs: .unknown, snapshot: changes.snapshot)
-        }
-        return changes
-    }
-
-    /// The value of the current state: from the previous value and the
-    /// changed rows when the observation and the hooks allow it, else from
-    /// the full fetch.
-    ///
-    /// With `pages`, the rows changed are those the written pages name
-    /// (every commit's since the previous fetch, other connections'
-    /// included), with those the hooks told.
-    private func fetchValue(_ db: Database, changes: FetchChanges) throws -> any Sendable {
-        var rowIDs: Set<Int64>? = if case .rowIDs(_, let rowIDs) = changes.rowIDs { rowIDs } else { nil }
-        if let pages, let incrementalFetch, let previous = changes.previous,
-            let pageRowIDs = try? pages.changedRowIDs(
-                db, snapshot: changes.snapshot, rowIDsInRanges: { incrementalFetch.rowIDsInRanges(previous, $0) })
-        {
-            rowIDs = pageRowIDs.union(rowIDs ?? [])
-        }
-        let value = try fetchValue(db, previous: changes.previous, rowIDs: rowIDs)
-        pages?.didFetch(db, snapshot: changes.snapshot)
-        return value
-    }
-
-    /// The value of the current state: from the previous value and the
-    /// rows changed since when they are known, else from the full fetch.
-    private func fetchValue(_ db: Database, previous: (any Sendable)?, rowIDs: Set<Int64>?) throws -> any Sendable {
-        if let incrementalFetch, let previous, let rowIDs {
-            // Any error, such as a missing table, is the full fetch's to throw.
-            if let value = try? incrementalFetch.fetch(db, previous, rowIDs) {
-                #if REACTIVESQLITE_INTERNAL_CHECKS
-                incrementalFetch.statistics.recordIncrementalFetch()
-                #endif
-                return value
-            }
-        }
-        #if REACTIVESQLITE_INTERNAL_CHECKS
-        if let incrementalFetch, previous != nil {
-            incrementalFetch.statistics.recordFullFetch(knowingChangedRows: rowIDs != nil)
-        }
-        #endif
-        return try fetch(db)
-    }
-
-    private func fetchOnWriter(_ db: Database, changes: FetchChanges) throws -> any Sendable {
+    private func fetchOnWriter(_ db: Database, changes: RefetchChanges) throws -> any Sendable {
         guard case .recorded = tracking else {
             // The read may run again (see `Database.yieldingToWriters`):
             // each run checks for external commits from the same state.
-            let externalCommitState = (nextFetchMissesExternalCommit, writerDataVersion)
-            return try inReadTransaction(db, knowingSnapshot: pages != nil) { snapshot in
-                (nextFetchMissesExternalCommit, writerDataVersion) = externalCommitState
-                var changes = checkingExternalCommits(db, changes)
+            let externalCommitState = refetch?.externalCommitState
+            return try inReadTransaction(db, knowingSnapshot: refetch?.pages != nil) { snapshot in
+                if let refetch, let externalCommitState { refetch.externalCommitState = externalCommitState }
+                var changes = refetch?.checkingExternalCommits(db, changes) ?? changes
                 changes.snapshot = snapshot
                 return try fetchValue(db, changes: changes)
             }
@@ -422,8 +333,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     }
 
     /// Fetches on a reader whose read transaction is pinned to the commit
-    /// number `commitCount` of the writer, then releases it.
-    private func fetchOnPinnedReader(_ reader: SerializedDatabase, commitCount: Int, changes: FetchChanges) {
+    /// numbered `lastCommitNumber`, then releases it.
+    private func fetchOnPinnedReader(_ reader: SerializedDatabase, lastCommitNumber: Int, changes: RefetchChanges) {
         reader.asyncAccess({ [self] db -> (any Sendable, DatabaseRegion?) in
             defer { db.endPinnedRead() }
             if case .recorded = tracking {
@@ -443,9 +354,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                     guard let observerID, newRegion != region else { return }
                     let grew = region.union(newRegion) != region
                     trackRegion(newRegion, db, observerID: observerID)
-                    if grew && db.observationBroker.commitCount != commitCount {
-                        if tracksRowIDs { unfetchedRowIDs = .unknown }
-                        commitDidChangeRegion(db)
+                    let latestCommitNumber = db.observationBroker.lastCommitNumber
+                    if grew && latestCommitNumber != lastCommitNumber {
+                        refetch?.forgetUnfetchedRowIDs()
+                        commitDidChangeRegion(db, number: latestCommitNumber)
                     }
                 }
             }
@@ -596,54 +508,6 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             self.observerID = nil
             db.observationBroker.unregister(observerID)
             host.observationDidEnd()
-        }
-    }
-}
-
-extension Database {
-    /// Opens a read transaction and reads the schema, which pins the current
-    /// committed state (the WAL snapshot) until `endPinnedRead()`, then
-    /// checks the schema caches against another connection's schema
-    /// changes, as a read access does.
-    ///
-    /// The transaction outlives the access that opens it (`isPinningRead`):
-    /// call `endPinnedRead()` in the next access of the connection.
-    ///
-    /// - Parameter knowingSnapshot: Whether to begin the transaction as
-    ///   `TablePageTracker.beginSnapshot` does, and return its snapshot
-    ///   when it is known.
-    @discardableResult
-    func beginPinnedRead(knowingSnapshot: Bool = false) throws -> WALIndexHeader? {
-        let snapshot: WALIndexHeader?
-        if knowingSnapshot {
-            snapshot = try TablePageTracker.beginSnapshot(self)
-        } else {
-            try cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
-            snapshot = nil
-        }
-        do {
-            if !knowingSnapshot { try cachedStatement(sql: "SELECT 1 FROM sqlite_master LIMIT 1").execute() }
-            try refreshSchemaCacheIfNeeded()
-        } catch {
-            rollbackIfInsideTransaction()
-            throw error
-        }
-        isPinningRead = true
-        return snapshot
-    }
-
-    /// Ends the read transaction of `beginPinnedRead()`.
-    ///
-    /// With a commit, as a read access ends: a rollback may undo schema
-    /// changes, so it makes the connection forget its cached statements and
-    /// schema, and every fetch on this reader would compile its statements
-    /// and read the schema again.
-    func endPinnedRead() {
-        isPinningRead = false
-        do {
-            try cachedStatement(sql: "COMMIT TRANSACTION").execute()
-        } catch {
-            rollbackIfInsideTransaction()
         }
     }
 }

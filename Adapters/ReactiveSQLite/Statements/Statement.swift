@@ -328,7 +328,7 @@ public final class Statement {
     @inline(__always)
     private func willStart() {
         hasEnded = false
-        if let broker = database.activeBroker {
+        if let broker = database.activeObservationBroker {
             broker.statementWillStart(self)
             brokerAwaitsEnd = true
         } else if effects.savepoint != nil {

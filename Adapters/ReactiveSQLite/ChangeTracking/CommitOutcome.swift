@@ -1,0 +1,50 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
+
+/// What a writer connection's transaction comes to, as its
+/// `ObservationBroker` learns it: the changes marked at each level (the
+/// transaction, its savepoints, its running statements: `ChangeLevelStack`),
+/// a commit the commit hook allowed or a rollback the rollback hook
+/// reported, which the end of the statement confirms, and the numbers of
+/// the commits.
+///
+/// Writer's queue only. `levels` is written at each row event:
+/// `@exclusivity(unchecked)`, as the broker's properties (see
+/// `ObservationBroker`).
+final class CommitOutcome {
+    @exclusivity(unchecked) var levels = ChangeLevelStack()
+    /// The commit hook allowed a commit that the statement's end confirms.
+    var commitIsPending = false
+    /// The rollback hook ran; observers hear of it at the statement's end.
+    var rollbackIsPending = false
+    /// The number of the last commit (`DatabaseCommit.number`): commits
+    /// seen since the broker exists, external commits detected by an
+    /// `ExternalChangeWatcher` included. 0 before the first one.
+    private(set) var lastCommitNumber = 0
+
+    /// Numbers a new commit.
+    func countCommit() -> Int {
+        lastCommitNumber += 1
+        return lastCommitNumber
+    }
+
+    /// Forgets a commit or rollback that no statement's end confirmed.
+    func forgetPending() {
+        commitIsPending = false
+        rollbackIsPending = false
+    }
+
+    /// At the end of a statement: whether a pending commit happened (the
+    /// connection is back in autocommit mode; a commit that failed after
+    /// the commit hook, `SQLITE_BUSY`, left the transaction open, and other
+    /// failures ran the rollback hook), and whether a rollback did. Both
+    /// are no longer pending.
+    func statementDidEnd(connection: OpaquePointer?) -> (committed: Bool, rolledBack: Bool) {
+        defer { forgetPending() }
+        let committed = commitIsPending && sqlite3_get_autocommit(connection) != 0
+        return (committed, rollbackIsPending)
+    }
+}

@@ -1,0 +1,420 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
+import DatabaseRegions
+
+/// The one place where a writer connection's changes meet its observers.
+///
+/// Its jobs, each in a type or file of its own:
+/// - `ChangeHooks` installs SQLite's commit, rollback and pre-update (or
+///   update) hooks, with this broker as their context;
+/// - `PreUpdateChangeTracking` and `UpdateHookChangeTracking` turn what a
+///   hook reports into `DatabaseEvent`s, each with the knowledge its hook
+///   gives;
+/// - `ObserverRegistry` holds the observations and their regions, and
+///   finds those an event concerns;
+/// - `StatementContexts` follows each statement from its first step to its
+///   end (`statementWillStart(_:)`, `statementDidEnd(_:resultCode:)`),
+///   with the metadata of the tables it writes;
+/// - `CommitOutcome` keeps the marks of the transaction, its savepoints and
+///   its running statements (`ChangeLevelStack`), so that whatever SQLite
+///   undoes leaves no trace, and decides commit or rollback;
+/// - `UserTransactionObservers` holds the user's `TransactionObserver`s;
+/// - this type owns them, dispatches each event, and tells observers of
+///   each commit, with its payload (`DatabaseCommit`).
+///
+/// Commit or rollback is decided from what SQLite says: the commit hook ran
+/// and the connection is back in autocommit mode (a failed commit leaves
+/// the transaction open, or runs the rollback hook); a statement that
+/// failed kept its changes only when SQLite says so (see
+/// `keepsChangesOfFailedStatement`).
+///
+/// Everything here runs on the writer's queue, inside accesses.
+///
+/// The properties that each row event reads are `@exclusivity(unchecked)`
+/// (here and in the parts): the run-time exclusivity check of a class
+/// property costs as much as the rest of the work of an event that
+/// concerns nobody. No access to one of them overlaps another access to it,
+/// and all of them are used on the writer's queue only.
+final class ObservationBroker {
+    unowned let database: Database
+    let usesPreUpdateHook: Bool
+    @exclusivity(unchecked) private(set) var hooksInstalled = false
+    /// The observations, their regions, the tables they watch.
+    let registry = ObserverRegistry()
+    /// The running statement, and those it interrupted.
+    let statements = StatementContexts()
+    /// The transaction's marks, and its commit or rollback.
+    let outcome = CommitOutcome()
+    /// The user's `TransactionObserver`s.
+    let userObservers = UserTransactionObservers()
+
+    init(database: Database) {
+        self.database = database
+        let preUpdateAvailable = sqlite3_compileoption_used("ENABLE_PREUPDATE_HOOK") != 0
+        usesPreUpdateHook = preUpdateAvailable && database.configuration.changeTracking == .automatic
+    }
+
+    /// Whether statements must report to the broker.
+    var isObserving: Bool { hooksInstalled && (!registry.isEmpty || !userObservers.isEmpty) }
+
+    /// The number of the last commit (`DatabaseCommit.number`), 0 before
+    /// the first one: what an observation that registers has seen.
+    var lastCommitNumber: Int { outcome.lastCommitNumber }
+
+    // MARK: - Registration
+
+    /// Registers an observation with its region; returns its identifier.
+    ///
+    /// - Parameter rowIDTable: A table whose changed rowids the observation
+    ///   wants with each commit (`DatabaseCommit.changedRowIDs`).
+    func register(_ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String? = nil) -> Int {
+        installHooksIfNeeded()
+        // The update hook misses the rows that `INSERT OR REPLACE` deletes,
+        // and the old rowid of an UPDATE that changes it: no rowids there.
+        let id = registry.register(observer, region: region, rowIDTable: usesPreUpdateHook ? rowIDTable : nil)
+        statements.forgetPreparedContext()
+        return id
+    }
+
+    /// Replaces the region of a registered observation.
+    func updateRegion(_ region: DatabaseRegion, forObserver id: Int) {
+        if registry.updateRegion(region, forObserver: id) { statements.forgetPreparedContext() }
+    }
+
+    /// Unregisters an observation (idempotent).
+    func unregister(_ id: Int) {
+        registry.unregister(id)
+        outcome.levels.remove(observer: id)
+        statements.forgetPreparedContext()
+    }
+
+    func add(transactionObserver: some TransactionObserver, extent: TransactionObservationExtent) {
+        installHooksIfNeeded()
+        userObservers.add(transactionObserver, extent: extent)
+    }
+
+    func remove(transactionObserver: some TransactionObserver) {
+        userObservers.remove(transactionObserver)
+        // Nothing more reaches it: neither the events buffered in levels,
+        // nor those of the running statements.
+        outcome.levels.remove(userObserver: transactionObserver)
+        for (interest, observers) in statements.current.userObservers {
+            statements.current.userObservers[interest] = observers.filter { $0 !== transactionObserver }
+        }
+    }
+
+    /// The connection closes: every observer is released, so that nothing
+    /// they capture (their queue, the `Database` itself) stays alive
+    /// through them. An observation cancelled later finds nothing to leave.
+    func connectionWillClose() {
+        registry.removeAll()
+        userObservers.removeAll()
+        outcome.levels.reset()
+        statements.reset()
+    }
+
+    private func installHooksIfNeeded() {
+        guard !hooksInstalled else { return }
+        hooksInstalled = true
+        database.installedObservationBroker = self
+        ChangeHooks.install(on: database.connection, broker: self, preUpdate: usesPreUpdateHook)
+        // Savepoints are followed even before anything observes (see
+        // `statementWillStart(_:)`); outside of a transaction none is open.
+        if sqlite3_get_autocommit(database.connection) != 0, outcome.levels.runningStatementCount == 0 {
+            outcome.levels.reset()
+        }
+    }
+
+    // MARK: - Hooks
+
+    /// > The commit hook [...] If the callback returns non-zero, then the
+    /// > COMMIT is converted into a ROLLBACK. [It] must not do anything that
+    /// > will modify the database connection. https://www.sqlite.org/c3ref/commit_hook.html
+    func commitHook() -> Int32 {
+        // The hooks stay installed when every observer is gone: statements
+        // then report nothing, and a commit must leave no pending state
+        // behind for the next observer to misread.
+        guard isObserving else { return 0 }
+        // Events buffered in savepoints still open are committed now: user
+        // observers get them before they are asked whether to commit.
+        deliver(outcome.levels.takeUserEvents())
+        guard userObservers.allowCommit() else { return 1 }
+        // Confirmed, or not, when the statement ends (see `statementDidEnd`).
+        outcome.commitIsPending = true
+        return 0
+    }
+
+    func rollbackHook() {
+        outcome.commitIsPending = false
+        outcome.levels.reset()
+        outcome.rollbackIsPending = isObserving
+    }
+
+    /// Forgets the rollback of a transaction that the library ran for
+    /// itself, outside any transaction of the user's, and that changed
+    /// nothing observable (see `Database.yieldingToWriters(_:)`): no
+    /// observer hears of it.
+    func forgetInternalRollback() {
+        outcome.rollbackIsPending = false
+    }
+
+    /// A row event, from either hook: marks the observations it concerns
+    /// (or those `markedEvent` concerns, when given), and hands the event to
+    /// the user observers that asked for it.
+    @inline(__always)
+    func dispatch(_ event: DatabaseEvent, _ operation: Int32, markedAs markedEvent: DatabaseEvent? = nil) {
+        mark(impactedBy: markedEvent ?? event)
+        guard !statements.current.userObservers.isEmpty,
+            let observers = statements.current.userObservers[
+                StatementContext.UserObserverInterest(table: event.kind.tableName.lowercasedIdentifier, operation: operation)]
+        else { return }
+        // Buffered in the statement's level: delivered when nothing can undo it.
+        for observer in observers { outcome.levels.buffer(event, for: observer) }
+    }
+
+    /// Marks the observations an event concerns, at the innermost level.
+    @inline(__always)
+    func mark(impactedBy event: DatabaseEvent) {
+        registry.forEachObserver(impactedBy: event) { id, rowIDTable in
+            outcome.levels.mark(id)
+            guard let rowIDTable else { return }
+            outcome.levels.recordRowID(event.rowID, ofTable: event.kind.tableName, forObserver: id, table: rowIDTable)
+        }
+    }
+
+    /// The name of the table a hook reports, its index in the running
+    /// statement's written tables, and its metadata, found without
+    /// allocating; nil when its events concern nobody.
+    ///
+    /// A table the statement does not announce is the shadow table of a
+    /// virtual table (FTS, R*Tree: the authorizer reports the virtual table,
+    /// the hooks its shadow tables): the virtual table's observations are
+    /// marked at its first change in the execution. Other unannounced
+    /// tables are observed at table level.
+    @inline(__always)
+    func hookedTable(_ table: UnsafePointer<CChar>) -> (name: String, info: TableHookInfo?, index: Int?)? {
+        if let index = statements.current.writeIndex(ofTable: table) {
+            // No observation watches the table, and no user observer wants
+            // the statement's events.
+            if index < statements.current.tableWatched.count, !statements.current.tableWatched[index],
+                statements.current.userObservers.isEmpty
+            {
+                return nil
+            }
+            return (statements.current.effects.writes[index].name, statements.current.tableInfos[index], index)
+        }
+        if let index = statements.current.virtualTableIndex(owningShadowTable: table) {
+            markVirtualTable(at: index)
+        }
+        let name = String(cString: table)
+        if name.hasPrefix("sqlite_") { return nil }
+        return (name, nil, nil)
+    }
+
+    /// Marks every observation of the written virtual table at `index`, once
+    /// per execution of the statement.
+    private func markVirtualTable(at index: Int) {
+        guard index < statements.current.pendingVirtualTables.count, statements.current.pendingVirtualTables[index]
+        else { return }
+        statements.current.pendingVirtualTables[index] = false
+        mark(impactedBy: DatabaseEvent(kind: .insert(tableName: statements.current.effects.writes[index].name), rowID: nil))
+    }
+
+    /// Update-hook path: marks every observation of a table once per
+    /// execution, for a statement that may delete its rows unseen.
+    func markHiddenDeletions(ofTableAt index: Int?, named tableName: String) {
+        guard let index, index < statements.current.pendingHiddenDeletions.count,
+            statements.current.pendingHiddenDeletions[index]
+        else {
+            return
+        }
+        statements.current.pendingHiddenDeletions[index] = false
+        mark(impactedBy: DatabaseEvent(kind: .delete(tableName: tableName), rowID: nil))
+    }
+
+    /// The columns the running statement may update in a table (update-hook path).
+    func updatedColumns(ofTableAt index: Int?) -> Set<String> {
+        guard let index else { return [] }
+        return statements.current.effects.writes[index].updatedColumns
+    }
+
+    // MARK: - Statements
+
+    /// Called before a statement's first step, outside of any hook.
+    ///
+    /// While observing: prepares the statement's context (the metadata of
+    /// the tables it writes, the user observers that want its events), and
+    /// gives it a level of its own. Otherwise, only a savepoint statement
+    /// reports here, so that the savepoints begun before an observer
+    /// arrives are known when they are rolled back.
+    func statementWillStart(_ statement: Statement) {
+        userObservers.forgetWillCommitError()
+        if outcome.levels.runningStatementCount == 0 {
+            // What a statement that did not report its end left is stale:
+            // a transaction that ended while nothing observed, a statement
+            // reset without the broker hearing of it.
+            outcome.forgetPending()
+            statements.forgetSuspended()
+            if !outcome.levels.isPristine, sqlite3_get_autocommit(database.connection) != 0 { outcome.levels.reset() }
+        }
+        if outcome.levels.runningStatementCount > 0 { statements.suspendCurrent() }
+        // Only a statement that may write has row events to keep or drop:
+        // the others (BEGIN, COMMIT, SAVEPOINT, reads) need no level.
+        if !statement.effects.writes.isEmpty { outcome.levels.pushStatement(ObjectIdentifier(statement)) }
+        // Not observing, or a statement that writes nothing (BEGIN, COMMIT,
+        // SELECT...): no table metadata to prepare.
+        guard isObserving, !statement.effects.writes.isEmpty || statement.effects.renumbersRowIDs else {
+            statements.current = StatementContext(statement: ObjectIdentifier(statement), effects: statement.effects)
+            return
+        }
+        // The same statement again, and nothing changed since: the context
+        // is ready (user observers are asked again each time).
+        if userObservers.isEmpty, let prepared = statements.preparedContext(for: statement) {
+            statements.current = prepared
+            return
+        }
+        let context = statements.makeContext(
+            for: statement, database: database, registry: registry, userObservers: userObservers,
+            usesPreUpdateHook: usesPreUpdateHook)
+        statements.current = context
+        statements.keepPreparedContext(context, for: statement)
+    }
+
+    /// Forgets table metadata after a schema change.
+    func schemaDidChange() {
+        statements.schemaDidChange()
+        registry.forgetWatchedTables()
+    }
+
+    /// Called when a statement that reported its start ends: at the step
+    /// that returns `SQLITE_DONE` or an error, or inside `sqlite3_reset`
+    /// for a statement stopped before its end (a commit may happen there).
+    ///
+    /// Closes the statement's level (kept, or dropped when SQLite undid the
+    /// statement), applies its savepoint action, then tells observers of a
+    /// commit or a rollback.
+    ///
+    /// - Returns: The error of a user observer that vetoed the commit, which
+    ///   the statement throws instead of `SQLITE_CONSTRAINT_COMMITHOOK`.
+    func statementDidEnd(_ statement: Statement, resultCode: Int32) -> (any Error)? {
+        let succeeded = resultCode == SQLITE_DONE || resultCode == SQLITE_OK || resultCode == SQLITE_ROW
+        let ended = statements.endCurrent()
+        let keepsChanges = succeeded || outcome.commitIsPending || keepsChangesOfFailedStatement(statement, ended)
+        if keepsChanges, isObserving {
+            markWhatNoHookReports(ended, succeeded: succeeded)
+        }
+        deliver(outcome.levels.popStatement(ObjectIdentifier(statement), keepsChanges: keepsChanges))
+        if succeeded, let savepoint = ended.effects.savepoint {
+            switch savepoint {
+            case .begin(let name): outcome.levels.beginSavepoint(name)
+            case .release(let name): deliver(outcome.levels.releaseSavepoint(name))
+            case .rollback(let name): outcome.levels.rollbackToSavepoint(name)
+            }
+        }
+        // VACUUM commits with no hook at all.
+        if succeeded, ended.effects.renumbersRowIDs, isObserving { outcome.commitIsPending = true }
+        let (committed, rolledBack) = outcome.statementDidEnd(connection: database.connection)
+        if committed { didCommit() }
+        if rolledBack { didRollback() }
+        return userObservers.takeWillCommitError()
+    }
+
+    /// Whether a failed statement, not rolled back with its transaction,
+    /// kept the changes it made before it failed.
+    ///
+    /// A failure with ABORT (the default conflict resolution, and
+    /// `RAISE(ABORT)`) undoes the statement, and leaves `sqlite3_changes()`
+    /// at 0. A failure with FAIL (`OR FAIL`, `ON CONFLICT FAIL`,
+    /// `RAISE(FAIL)`) keeps the rows changed before it, which
+    /// `sqlite3_changes()` counts, except those changed by triggers: when no
+    /// row of the statement itself was kept, its triggers' changes may
+    /// remain if something could fail with FAIL, and are kept, conservatively.
+    private func keepsChangesOfFailedStatement(_ statement: Statement, _ context: StatementContext) -> Bool {
+        guard let connection = database.connection else { return false }
+        if sqlite3_changes(connection) > 0 { return true }
+        guard context.effects.writesThroughTriggers else { return false }
+        return context.tableInfos.contains { $0?.mayFailKeepingChanges ?? true }
+            || SQLLexer.containsKeyword("FAIL", in: statement.sql)
+    }
+
+    /// Marks the changes of a statement that no row event reports: a
+    /// schema change (dropped or altered tables, dropped views), a virtual
+    /// table whose module keeps no shadow table, a WITHOUT ROWID table on the
+    /// update-hook path, the rowids a VACUUM renumbers.
+    private func markWhatNoHookReports(_ context: StatementContext, succeeded: Bool) {
+        guard succeeded else { return }
+        for table in context.effects.restructuredTables {
+            registry.forEachObserver(impactedBy: DatabaseEvent(kind: .delete(tableName: table), rowID: nil)) {
+                id, rowIDTable in
+                outcome.levels.mark(id)
+                if rowIDTable != nil { outcome.levels.recordUnknownRows(forObserver: id) }
+            }
+        }
+        if context.effects.changesSchema { outcome.levels.markSchemaChange() }
+        for (index, info) in context.tableInfos.enumerated() {
+            guard let info, (info.isVirtual && !info.hasShadowTables) || (info.withoutRowID && !usesPreUpdateHook),
+                index < context.pendingVirtualTables.count, context.pendingVirtualTables[index],
+                sqlite3_changes(database.connection) > 0
+            else { continue }
+            mark(impactedBy: DatabaseEvent(kind: .insert(tableName: context.effects.writes[index].name), rowID: nil))
+        }
+        for table in context.renumberedTables {
+            // The rowids change, not the columns: observations of some
+            // columns of every row are not concerned.
+            mark(impactedBy: DatabaseEvent(kind: .update(tableName: table, columnNames: ["rowid"]), rowID: nil))
+        }
+    }
+
+    private func deliver(_ events: [ChangeLevelStack.UserEvent]) {
+        for (observer, event) in events { observer.databaseDidChange(with: event) }
+    }
+
+    // MARK: - Commits
+
+    private func didCommit() {
+        let number = outcome.countCommit()
+        let committed = outcome.levels.takeCommitted()
+        // Registration order, for a deterministic order of notifications.
+        for id in committed.changed.sorted() {
+            guard let observer = registry.observer(id) else { continue }
+            let commit = DatabaseCommit(
+                number: number, changedRowIDs: committed.rowIDs[id] ?? .unknown,
+                changesSchema: committed.changesSchema)
+            observer.databaseDidCommit(database, commit)
+        }
+        userObservers.transactionDidCommit(database)
+    }
+
+    private func didRollback() {
+        outcome.levels.reset()
+        userObservers.transactionDidRollback(database)
+    }
+
+    /// The database file was deleted or replaced under the connections
+    /// (see `ExternalChangeWatcher`): every observation that has an error
+    /// channel ends with `error`. Runs in an access of the writer.
+    func databaseFileDidMove(_ error: DatabaseError) {
+        // An observation may unregister another one: look each one up.
+        for id in registry.sortedIDs {
+            registry.observer(id)?.databaseFileDidMove(database, error)
+        }
+    }
+
+    /// Another connection or process committed (see `ExternalChangeWatcher`).
+    /// What it changed is unknown: every observation counts it as one
+    /// commit that modified its region, which may have changed the schema.
+    /// Runs in an access of the writer.
+    ///
+    /// - Complexity: O(n log n), where n is the number of observations.
+    func databaseDidChangeExternally() {
+        let commit = DatabaseCommit(number: outcome.countCommit(), changedRowIDs: .unknown, changesSchema: true)
+        // Registration order, as after a local commit. An observation may
+        // unregister another one from its callback: look each one up.
+        for id in registry.sortedIDs {
+            registry.observer(id)?.databaseDidCommit(database, commit)
+        }
+    }
+}
