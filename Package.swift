@@ -34,7 +34,7 @@ let package = Package(
     traits: [
         .trait(
             name: "GRDB",
-            description: "Builds GRDBDifferences, our diff observations on GRDB's ValueObservation (fetches GRDB)."),
+            description: "Builds GRDBDifferences, our differences observations on GRDB's ValueObservation (fetches GRDB)."),
         .trait(
             name: "OpenCombine",
             description: "Builds ReactiveSQLiteCombine where Apple's Combine does not exist, on OpenCombine "

@@ -67,7 +67,7 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
-            name: "DiffObservationBenchmarks",
+            name: "DifferencesObservationBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkSupport",
@@ -77,7 +77,7 @@ let package = Package(
                 // The system SQLite's C API, for the time SQLite alone takes.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
-            path: "Benchmarks/DiffObservationBenchmarks",
+            path: "Benchmarks/DifferencesObservationBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(

@@ -6,7 +6,7 @@ import GRDBDifferences
 import TestSupport
 import Testing
 
-/// The set-difference scenario of the diff observations issue, run through
+/// The set-difference scenario of the differences observations issue, run through
 /// GRDB's `ValueObservation`: `setDifferences` on an observation of
 /// elements, and `trackingSetDifferences` on a request.
 @Suite(.onItsOwnThread) struct SetDifferencesScenarioTests {

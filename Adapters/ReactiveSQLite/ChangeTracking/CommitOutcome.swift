@@ -22,7 +22,7 @@ final class CommitOutcome {
     var rollbackIsPending = false
     /// The number of the last commit (`DatabaseCommit.number`): commits
     /// seen since the broker exists, external commits detected by an
-    /// `ExternalChangeWatcher` included. 0 before the first one.
+    /// `ExternalChangeDetector` included. 0 before the first one.
     private(set) var lastCommitNumber = 0
 
     /// Numbers a new commit.

@@ -394,7 +394,7 @@ final class ObservationBroker {
     }
 
     /// The database file was deleted or replaced under the connections
-    /// (see `ExternalChangeWatcher`): every observation that has an error
+    /// (see `ExternalChangeDetector`): every observation that has an error
     /// channel ends with `error`. Runs in an access of the writer.
     func databaseFileDidMove(_ error: DatabaseError) {
         // An observation may unregister another one: look each one up.
@@ -403,7 +403,7 @@ final class ObservationBroker {
         }
     }
 
-    /// Another connection or process committed (see `ExternalChangeWatcher`).
+    /// Another connection or process committed (see `ExternalChangeDetector`).
     /// What it changed is unknown: every observation counts it as one
     /// commit that modified its region, which may have changed the schema.
     /// Runs in an access of the writer.

@@ -39,7 +39,7 @@ public final class DatabasePool: DatabaseWriter {
     let owner: AccessOwner
     let readers: ConnectionPool
     /// Detects external commits for observations (nil unless the configuration asks for it).
-    let externalChangeWatcher: ExternalChangeWatcher?
+    let externalChangeDetector: ExternalChangeDetector?
 
     /// Opens the database file at `path` (creating it unless
     /// `configuration.readonly`) and switches it to WAL mode.
@@ -80,7 +80,7 @@ public final class DatabasePool: DatabaseWriter {
             throw error
         }
         self.writer = writer
-        externalChangeWatcher = ExternalChangeWatcher.ifEnabled(
+        externalChangeDetector = ExternalChangeDetector.ifEnabled(
             path: path, configuration: configuration, owner: owner, writer: writer,
             defaultSynchronous: Self.defaultSynchronous)
         let label = configuration.label
@@ -196,7 +196,7 @@ public final class DatabasePool: DatabaseWriter {
     public func close() {
         owner.preconditionNoAccessOnCurrentThread("DatabasePool.close()")
         readers.close()
-        externalChangeWatcher?.close()
+        externalChangeDetector?.close()
         writer.close()
     }
 }

@@ -28,7 +28,7 @@ public final class DatabaseQueue: DatabaseWriter {
     /// Identifies the accesses of this database on each thread.
     let owner: AccessOwner
     /// Detects external commits for observations (nil unless the configuration asks for it).
-    let externalChangeWatcher: ExternalChangeWatcher?
+    let externalChangeDetector: ExternalChangeDetector?
 
     /// Opens (creating it unless `configuration.readonly`) the database file
     /// at `path`, and runs `configuration.prepareDatabase` on the connection.
@@ -44,7 +44,7 @@ public final class DatabaseQueue: DatabaseWriter {
         self.owner = owner
         writer = try SerializedDatabase(
             path: path, configuration: configuration, role: "queue", readonly: configuration.readonly, owner: owner)
-        externalChangeWatcher = ExternalChangeWatcher.ifEnabled(
+        externalChangeDetector = ExternalChangeDetector.ifEnabled(
             path: path, configuration: configuration, owner: owner, writer: writer)
     }
 
@@ -120,7 +120,7 @@ public final class DatabaseQueue: DatabaseWriter {
     /// - Precondition: Not called from inside an access of this queue.
     public func close() {
         owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.close()")
-        externalChangeWatcher?.close()
+        externalChangeDetector?.close()
         writer.close()
     }
 }

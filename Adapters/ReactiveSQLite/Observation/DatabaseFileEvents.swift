@@ -15,7 +15,7 @@ import Darwin
 /// inotify on the file's directory (a commit appends frames to the log, or
 /// writes the file and deletes or truncates the journal).
 ///
-/// The external-change watcher reads `data_version` at each call, instead
+/// The external-change detector reads `data_version` at each call, instead
 /// of waiting for its next poll: an external commit is seen within
 /// milliseconds, and nothing runs while nothing is written. The timer
 /// stays, for the writes no event reports (a file system without inotify,

@@ -11,7 +11,7 @@ protocol ObservationHost: DatabaseWriter {
     func releaseReader(_ reader: SerializedDatabase)
     /// Detects the commits of other connections and processes, when the
     /// configuration asks for it (see `Configuration.observesExternalChanges`).
-    var externalChangeWatcher: ExternalChangeWatcher? { get }
+    var externalChangeDetector: ExternalChangeDetector? { get }
 }
 
 extension ObservationHost {
@@ -24,13 +24,13 @@ extension ObservationHost {
     ///
     /// - Throws: The error of opening the connection that watches external changes.
     func observationWillStart(_ db: Database) throws {
-        try externalChangeWatcher?.observationWillStart(db)
+        try externalChangeDetector?.observationWillStart(db)
     }
 
     /// Called on the writer when an observation leaves the broker: stops
     /// watching external changes after the last one.
     func observationDidEnd() {
-        externalChangeWatcher?.observationDidEnd()
+        externalChangeDetector?.observationDidEnd()
     }
 }
 

@@ -277,7 +277,7 @@ extension ValueObservation {
     /// ordering), and may keep its rows after a commit from the rows it holds and the rows
     /// the commit changed, instead of running the request again: each value
     /// is what a fresh fetch of the request with that ordering returns.
-    /// <doc:SetDifferenceObservations> says when, today.
+    /// <doc:DifferencesObservations> says when, today.
     ///
     /// - Parameters:
     ///   - request: The observed request.

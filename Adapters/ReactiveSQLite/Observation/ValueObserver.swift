@@ -4,7 +4,7 @@ import DatabaseRegions
 /// One run of a `ValueObservation`: registered with the writer's broker, it
 /// fetches after each commit that modified its region (and after each
 /// external commit, which the broker reports as one more commit, when the
-/// configuration observes external changes: see `ExternalChangeWatcher`),
+/// configuration observes external changes: see `ExternalChangeDetector`),
 /// reduces on its own serial queue, and delivers through its scheduler.
 ///
 /// An observation with an `IncrementalFetch` refetches from its previous
@@ -165,7 +165,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// On the writer: computes the region, fetches the first value, registers.
     ///
     /// External changes are watched from before the fetch (see
-    /// `ExternalChangeWatcher`): an external commit that the fetch misses
+    /// `ExternalChangeDetector`): an external commit that the fetch misses
     /// is detected later.
     private func startOnWriter(_ db: Database) throws -> any Sendable {
         try host.observationWillStart(db)
@@ -178,7 +178,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 region = try db.observedRegion(of: regions)
                 for willTrackRegion in events.willTrackRegion { willTrackRegion(region) }
                 let candidatePages = refetch?.candidatePages(
-                    db, observesExternalChanges: host.externalChangeWatcher != nil)
+                    db, observesExternalChanges: host.externalChangeDetector != nil)
                 for willFetch in events.willFetch { willFetch() }
                 fetched = try inReadTransaction(db, knowingSnapshot: candidatePages != nil) { snapshot in
                     try refetch?.start(db, pages: candidatePages)

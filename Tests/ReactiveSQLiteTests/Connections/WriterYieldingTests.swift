@@ -52,14 +52,19 @@ import Testing
         try await shell.waitForOutput(containing: "reserved")
 
         let busyCalls = yielding.busyCalls.load(ordering: .relaxed)
-        let read = Task { try await fixture.queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) } }
+        // A child task, which runs on the test's own thread: an
+        // unstructured task would wait for Swift's cooperative pool, which
+        // the parallel run holds for tens of seconds at times (the read
+        // then started after `waitUntil` had given up: the failure of a
+        // full run, all three journal modes at once).
+        async let read = fixture.queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) }
         // The read waits: it did not take its lock, so the commit succeeds.
         try await waitUntil { yielding.busyCalls.load(ordering: .relaxed) > busyCalls }
         shell.send("COMMIT; SELECT 'committed';")
         try await shell.waitForOutput(containing: "committed")
         #expect(shell.errorText.isEmpty)
         // And it reads the committed state.
-        #expect(try await read.value == 2)
+        #expect(try await read == 2)
     }
 
     @Test(arguments: journalModes)
@@ -70,26 +75,25 @@ import Testing
         defer { shell.stop() }
         let reading = Signal()
         let firstValues = Locked<[Int64]>([])
-        let read = Task {
-            try await fixture.queue.writeWithoutTransaction { db in
-                do {
-                    try db.yieldingToWriters {
-                        var isFirstRow = true
-                        // Long enough to still run when the writer starts; the
-                        // CTE drives the loop (CROSS JOIN), so rows come at once.
-                        try db.forEachRawRow(sql: """
-                            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000)
-                            SELECT v FROM c CROSS JOIN t
-                            """) { row in
-                            guard isFirstRow else { return }
-                            isFirstRow = false
-                            guard case .integer(let value) = row[0] else { return }
-                            firstValues.withLock { $0.append(value) }
-                            if firstValues.value.count == 1 { reading.open() } else { throw StopReading() }
-                        }
+        // A child task, on the test's own thread (see above).
+        async let read: Void = fixture.queue.writeWithoutTransaction { db in
+            do {
+                try db.yieldingToWriters {
+                    var isFirstRow = true
+                    // Long enough to still run when the writer starts; the
+                    // CTE drives the loop (CROSS JOIN), so rows come at once.
+                    try db.forEachRawRow(sql: """
+                        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000)
+                        SELECT v FROM c CROSS JOIN t
+                        """) { row in
+                        guard isFirstRow else { return }
+                        isFirstRow = false
+                        guard case .integer(let value) = row[0] else { return }
+                        firstValues.withLock { $0.append(value) }
+                        if firstValues.value.count == 1 { reading.open() } else { throw StopReading() }
                     }
-                } catch is StopReading {}
-            }
+                }
+            } catch is StopReading {}
         }
         // The read holds its shared lock: the shell takes RESERVED beside it.
         try await reading.wait()
@@ -100,7 +104,7 @@ import Testing
         shell.send("COMMIT; SELECT 'committed';")
         try await shell.waitForOutput(containing: "committed")
         #expect(shell.errorText.isEmpty)
-        try await read.value
+        try await read
         // Run again after the commit, it reads the committed state.
         #expect(firstValues.value == [1, 2])
     }
@@ -140,21 +144,20 @@ import Testing
         let paused = Signal()
         let resume = Signal()
         let runs = Locked<[[String]]>([])
-        let read = Task {
-            try await fixture.queue.writeWithoutTransaction { db in
-                try db.yieldingToWriters {
-                    var run: [String] = []
-                    try db.forEachRawRow(sql: sql) { row in
-                        run.append((0..<row.count).map { index in
-                            if case .integer(let value) = row[index] { "\(value)" } else { "?" }
-                        }.joined(separator: "|"))
-                        if runs.value.isEmpty, run.count == 1 {
-                            paused.open()
-                            _ = resume.waitBlocking()
-                        }
+        // A child task, on the test's own thread (see above).
+        async let read: Void = fixture.queue.writeWithoutTransaction { db in
+            try db.yieldingToWriters {
+                var run: [String] = []
+                try db.forEachRawRow(sql: sql) { row in
+                    run.append((0..<row.count).map { index in
+                        if case .integer(let value) = row[index] { "\(value)" } else { "?" }
+                    }.joined(separator: "|"))
+                    if runs.value.isEmpty, run.count == 1 {
+                        paused.open()
+                        _ = resume.waitBlocking()
                     }
-                    runs.withLock { $0.append(run) }
                 }
+                runs.withLock { $0.append(run) }
             }
         }
         try await paused.wait()
@@ -164,7 +167,7 @@ import Testing
         try await shell.waitForOutput(containing: "done")
         #expect(shell.errorText.isEmpty, "the writer failed beside the paused read")
         resume.open()
-        try await read.value
+        try await read
         return runs.value
     }
 

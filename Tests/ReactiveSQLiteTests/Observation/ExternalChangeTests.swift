@@ -11,14 +11,14 @@ import Testing
 /// pool, and on a read-only queue.
 ///
 /// Waits are bounded (`Recorder`, `waitUntil`). Where a test must know that
-/// the watcher has looked at the file after some commit, it waits until two
+/// the detector has looked at the file after some commit, it waits until two
 /// more polls were counted (the first one may have read the file before the
 /// commit), then makes one access of the writer, which runs after the check
-/// those polls asked for (see `ExternalChangeWatcher.poll`).
+/// those polls asked for (see `ExternalChangeDetector.poll`).
 ///
 /// Some tests wait on async sequences: the time limit turns a hang into a failure.
 ///
-/// The watcher's counters exist in builds with `REACTIVESQLITE_INTERNAL_CHECKS`
+/// The detector's counters exist in builds with `REACTIVESQLITE_INTERNAL_CHECKS`
 /// (debug, and release with `REACTIVESQLITE_INTERNAL_CHECKS=1`, as CI runs it).
 #if REACTIVESQLITE_INTERNAL_CHECKS
 @Suite(.timeLimit(.minutes(3)), .onItsOwnThread) struct ExternalChangeTests {
@@ -71,23 +71,23 @@ import Testing
             external.close()
         }
 
-        var watcher: ExternalChangeWatcher? { Self.watcher(of: observed) }
+        var detector: ExternalChangeDetector? { Self.detector(of: observed) }
 
-        static func watcher(of writer: any DatabaseWriter) -> ExternalChangeWatcher? {
-            (writer as? any ObservationHost)?.externalChangeWatcher
+        static func detector(of writer: any DatabaseWriter) -> ExternalChangeDetector? {
+            (writer as? any ObservationHost)?.externalChangeDetector
         }
 
-        /// Returns once the watcher has read the file after everything done
+        /// Returns once the detector has read the file after everything done
         /// so far, and the writer has checked what it read.
         func waitForQuietPoll() async throws {
             try await Self.waitForQuietPoll(of: observed)
         }
 
         static func waitForQuietPoll(of writer: any DatabaseWriter) async throws {
-            let found = watcher(of: writer)
-            let watcher = try #require(found)
-            let start = watcher.pollCount
-            try await waitUntil { watcher.pollCount >= start + 2 }
+            let found = detector(of: writer)
+            let detector = try #require(found)
+            let start = detector.pollCount
+            try await waitUntil { detector.pollCount >= start + 2 }
             try await writer.writeWithoutTransaction { _ in }
         }
     }
@@ -114,10 +114,10 @@ import Testing
 
     #if os(Linux)
     /// On Linux, a write to the database file, its log or its journal wakes
-    /// the watcher at once (inotify): with a poll interval of an hour, the
+    /// the detector at once (inotify): with a poll interval of an hour, the
     /// commits of another connection are still seen, each of them.
     @Test(arguments: Setup.allCases)
-    func fileEventsWakeTheWatcherBetweenPolls(setup: Setup) async throws {
+    func fileEventsWakeTheDetectorBetweenPolls(setup: Setup) async throws {
         let fixture = try Fixture(setup) { $0.externalChangePollInterval = .seconds(3600) }
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.trackingAll(Self.scores)
@@ -129,11 +129,11 @@ import Testing
             try await recorder.wait(forLast: [100, score, 150])
         }
         // Readings came from file events: the timer first fires in an hour.
-        #expect(try #require(fixture.watcher).pollCount >= 10)
+        #expect(try #require(fixture.detector).pollCount >= 10)
     }
     #endif
 
-    /// Another process overwrites the file's header: the watcher's reading
+    /// Another process overwrites the file's header: the detector's reading
     /// fails, and the observations fetch again and fail with SQLite's error,
     /// though no commit came.
     ///
@@ -335,8 +335,8 @@ import Testing
         try await counts.wait(forLast: 5)
         try await fixture.waitForQuietPoll()
 
-        let watcher = try #require(fixture.watcher)
-        #expect(counts.values.count == watcher.detectionCount)
+        let detector = try #require(fixture.detector)
+        #expect(counts.values.count == detector.detectionCount)
         #expect(queueLabels.value == [setup == .pool ? "observed.writer" : "observed.queue"])
     }
 
@@ -345,22 +345,22 @@ import Testing
         let fixture = try Fixture(setup)
         let (counter, cancellable) = countChanges(in: fixture.observed, of: [SQLRequest<Row>(sql: "SELECT * FROM player")])
         defer { cancellable.cancel() }
-        let watcher = try #require(fixture.watcher)
+        let detector = try #require(fixture.detector)
 
         for score in 1...3 {
             try fixture.observed.writeSQL("UPDATE player SET score = ? WHERE id = 1", arguments: [score])
         }
         try await fixture.waitForQuietPoll()
-        // The watcher's connection saw our commits, the writer checked them,
+        // The detector's connection saw our commits, the writer checked them,
         // and found nothing external: each commit notified once, by its hook.
-        #expect(watcher.writerCheckCount >= 1)
-        #expect(watcher.detectionCount == 0)
+        #expect(detector.writerCheckCount >= 1)
+        #expect(detector.detectionCount == 0)
         #expect(counter.value == 3)
 
         try fixture.external.writeSQL("UPDATE player SET score = 0 WHERE id = 1")
         try await waitUntil { counter.value == 4 }
         try await fixture.waitForQuietPoll()
-        #expect(watcher.detectionCount == 1)
+        #expect(detector.detectionCount == 1)
         #expect(counter.value == 4)
     }
 
@@ -395,9 +395,9 @@ import Testing
         #expect(delivered == delivered.sorted())
 
         try await fixture.waitForQuietPoll()
-        let watcher = try #require(fixture.watcher)
-        #expect(watcher.detectionCount >= 1)
-        #expect(counter.value == commitCount + watcher.detectionCount)
+        let detector = try #require(fixture.detector)
+        #expect(detector.detectionCount >= 1)
+        #expect(counter.value == commitCount + detector.detectionCount)
     }
 
     // MARK: - Read-only queues
@@ -427,8 +427,8 @@ import Testing
         try await runSQLiteShell(path: fixture.path, sql: "UPDATE player SET score = 7 WHERE id = 1;")
         try await values.wait(forLast: [7, 201, 151])
         try await Fixture.waitForQuietPoll(of: readonly)
-        let watcher = try #require(Fixture.watcher(of: readonly))
-        #expect(counter.value == watcher.detectionCount)
+        let detector = try #require(Fixture.detector(of: readonly))
+        #expect(counter.value == detector.detectionCount)
         #expect(counter.value >= 2)
     }
 
@@ -444,9 +444,9 @@ import Testing
             .start(in: test.writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
         defer { cancellable.cancel() }
         try await recorder.wait(for: 1)
-        // No watcher, and no connection opened for one (with the option
-        // on, the watcher's connection is open when `start` returns).
-        #expect(Fixture.watcher(of: test.writer) == nil)
+        // No detector, and no connection opened for one (with the option
+        // on, the detector's connection is open when `start` returns).
+        #expect(Fixture.detector(of: test.writer) == nil)
         #expect(openDescriptorCount(ofFile: path) == descriptors)
     }
 
@@ -454,26 +454,26 @@ import Testing
         var configuration = Configuration()
         configuration.observesExternalChanges = true
         let queue = try DatabaseQueue(configuration: configuration)
-        #expect(Fixture.watcher(of: queue) == nil)
+        #expect(Fixture.detector(of: queue) == nil)
     }
 
     @Test(arguments: Setup.allCases)
     func pollingRunsOnlyWhileObservationsRun(setup: Setup) async throws {
         let fixture = try Fixture(setup)
-        let watcher = try #require(fixture.watcher)
+        let detector = try #require(fixture.detector)
         // No observation: no connection, no poll.
         try fixture.external.writeSQL("UPDATE player SET score = 1")
-        #expect(!watcher.isPolling)
-        #expect(watcher.openConnectionCount == 0)
-        #expect(watcher.pollCount == 0)
+        #expect(!detector.isPolling)
+        #expect(detector.openConnectionCount == 0)
+        #expect(detector.pollCount == 0)
 
         let values = Recorder<[Int]>()
         let valueCancellable = ValueObservation.trackingAll(Self.scores)
             .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: values.append)
         // Started before `start` returns.
-        #expect(watcher.isPolling)
-        #expect(watcher.openConnectionCount == 1)
-        #expect(watcher.pollCount >= 1)
+        #expect(detector.isPolling)
+        #expect(detector.openConnectionCount == 1)
+        #expect(detector.pollCount >= 1)
         let (counter, regionCancellable) = countChanges(in: fixture.observed, of: [Self.scores])
         var changes: AsyncDatabaseRegionChanges.Iterator? = DatabaseRegionObservation(tracking: Self.scores)
             .changes(in: fixture.observed).makeAsyncIterator()
@@ -488,25 +488,25 @@ import Testing
         try fixture.external.writeSQL("UPDATE player SET score = 2")
         #expect(try await changes?.next() != nil)
         try await fixture.waitForQuietPoll()
-        #expect(watcher.isPolling)
-        #expect(watcher.openConnectionCount == 1)
+        #expect(detector.isPolling)
+        #expect(detector.openConnectionCount == 1)
         #expect(counter.value == 0)
         #expect(values.values.count == 1)
 
         // Releasing the iterator ends the last observation.
         changes = nil
-        try await waitUntil { !watcher.isPolling && watcher.openConnectionCount == 0 }
-        let pollCount = watcher.pollCount
+        try await waitUntil { !detector.isPolling && detector.openConnectionCount == 0 }
+        let pollCount = detector.pollCount
         try fixture.external.writeSQL("UPDATE player SET score = 3")
         try await fixture.observed.writeWithoutTransaction { _ in }
-        #expect(watcher.pollCount == pollCount)
+        #expect(detector.pollCount == pollCount)
 
         // A new observation polls again, and sees the commit made meanwhile.
         let restarted = Recorder<[Int]>()
         let restartedCancellable = ValueObservation.trackingAll(Self.scores)
             .start(in: fixture.observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: restarted.append)
         defer { restartedCancellable.cancel() }
-        #expect(watcher.isPolling)
+        #expect(detector.isPolling)
         #expect(try await restarted.wait(for: 1) == [[3, 3, 3]])
         try fixture.external.writeSQL("UPDATE player SET score = 4")
         try await restarted.wait(forLast: [4, 4, 4])
@@ -515,33 +515,33 @@ import Testing
     @Test(arguments: Setup.allCases)
     func closingTheDatabaseStopsPolling(setup: Setup) async throws {
         let fixture = try Fixture(setup)
-        let watcher = try #require(fixture.watcher)
+        let detector = try #require(fixture.detector)
         let recorder = Recorder<[Int]>()
         let cancellable = ValueObservation.trackingAll(Self.scores)
             .start(in: fixture.observed, scheduling: .observationQueue, onError: { _ in }, onChange: recorder.append)
         try await recorder.wait(for: 1)
-        #expect(watcher.isPolling)
+        #expect(detector.isPolling)
 
         fixture.observed.close()
-        #expect(!watcher.isPolling)
-        #expect(watcher.openConnectionCount == 0)
-        let pollCount = watcher.pollCount
+        #expect(!detector.isPolling)
+        #expect(detector.openConnectionCount == 0)
+        let pollCount = detector.pollCount
         try fixture.external.writeSQL("UPDATE player SET score = 0")
         // Another observer of the file sees the commit: the closed one does not poll.
         try await Self.observeUntil(path: fixture.path, scores: [0, 0, 0])
-        #expect(watcher.pollCount == pollCount)
+        #expect(detector.pollCount == pollCount)
         cancellable.cancel()
     }
 
     @Test func anObservationThatFailsToStartStopsPolling() async throws {
         let fixture = try Fixture(.rollbackJournalQueue)
-        let watcher = try #require(fixture.watcher)
+        let detector = try #require(fixture.detector)
         let failed = Signal()
         let cancellable = ValueObservation.tracking { db in try SQLRequest<Int>(sql: "SELECT missing FROM player").fetchAll(db) }
             .start(in: fixture.observed, scheduling: .observationQueue, onError: { _ in failed.open() }, onChange: { _ in })
         defer { cancellable.cancel() }
         try await failed.wait()
-        try await waitUntil { !watcher.isPolling && watcher.openConnectionCount == 0 }
+        try await waitUntil { !detector.isPolling && detector.openConnectionCount == 0 }
     }
 
     // MARK: - Helpers

@@ -5,7 +5,7 @@ import ReactiveSQLite
 import TestSupport
 import Testing
 
-// Fixtures of the diff observation tests. Observations deliver with the
+// Fixtures of the differences observation tests. Observations deliver with the
 // `.observationQueue` scheduler into a `Recorder` (Observation/ObservationSupport.swift),
 // and tests wait for each value before the next write, so that no value
 // coalesces and every kind of database delivers the same values.

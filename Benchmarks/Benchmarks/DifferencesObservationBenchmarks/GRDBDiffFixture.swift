@@ -72,7 +72,7 @@ struct GRDBSetDifference<Player: GRDBPlayerRecord> {
 /// `update` after waiting for it.
 final class GRDBDiffFixture<Player: GRDBPlayerRecord>: DiffFixture, @unchecked Sendable {
     let dbQueue: DatabaseQueue
-    let deliveryQueue = DispatchQueue(label: "DiffObservationBenchmarks.GRDB")
+    let deliveryQueue = DispatchQueue(label: "DifferencesObservationBenchmarks.GRDB")
     let delivered = DispatchSemaphore(value: 0)
     var previous: [Player] = []
     var latest: UpdatedRecords?

@@ -10,7 +10,7 @@ import GRDB
 /// `delivered` is signalled, and read after waiting for it.
 final class GRDBTopRowsFixture: TopRowsFixture, @unchecked Sendable {
     let dbQueue: DatabaseQueue
-    let deliveryQueue = DispatchQueue(label: "DiffObservationBenchmarks.TopRows.GRDB")
+    let deliveryQueue = DispatchQueue(label: "DifferencesObservationBenchmarks.TopRows.GRDB")
     let delivered = DispatchSemaphore(value: 0)
     var latestIDs: [Int64] = []
     var cancellable: AnyDatabaseCancellable?

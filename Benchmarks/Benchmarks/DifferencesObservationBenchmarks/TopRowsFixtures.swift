@@ -26,7 +26,7 @@ func topRowsScore(id: Int) -> Int { (id &* 2_654_435_761) % (4 * largeRowCount) 
 /// `delivered` is signalled, and read after waiting for it.
 final class ReactiveSQLiteTopRowsFixture: TopRowsFixture, @unchecked Sendable {
     let dbQueue: DatabaseQueue
-    let deliveryQueue = DispatchQueue(label: "DiffObservationBenchmarks.TopRows.ReactiveSQLite")
+    let deliveryQueue = DispatchQueue(label: "DifferencesObservationBenchmarks.TopRows.ReactiveSQLite")
     let delivered = DispatchSemaphore(value: 0)
     var latestIDs: [Int64] = []
     var cancellable: AnyDatabaseCancellable?

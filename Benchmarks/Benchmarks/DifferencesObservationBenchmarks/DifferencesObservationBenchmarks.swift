@@ -34,7 +34,7 @@ let largeRowCount = 1_000_000
 /// A directory of this process, removed when it exits.
 let directory: String = {
     let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("DiffObservationBenchmarks-\(ProcessInfo.processInfo.processIdentifier)").path
+        .appendingPathComponent("DifferencesObservationBenchmarks-\(ProcessInfo.processInfo.processIdentifier)").path
     try? FileManager.default.removeItem(atPath: path)
     try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     atexit { try? FileManager.default.removeItem(atPath: directory) }
@@ -172,7 +172,7 @@ let benchmarks: @Sendable () -> Void = {
         ("ReactiveSQLiteDecodingAll", { reactiveSQLiteDecodingFixture }),
     ]
     for (library, fixture) in fixtures {
-        let name = "DiffObservation.OneRowUpdate.\(library) n=\(rowCount)"
+        let name = "DifferencesObservation.OneRowUpdate.\(library) n=\(rowCount)"
         let updates = Updates()
         Benchmark(name, configuration: configuration) { benchmark in
             let fixture = fixture()
@@ -239,7 +239,7 @@ let benchmarks: @Sendable () -> Void = {
     // SQLite alone runs the observed query once on the rollback-journal
     // file of the external-writer benchmark: the baseline of its full
     // refetches.
-    let scanName = "DiffObservation.ScanOnce.SQLite n=\(largeRowCount)"
+    let scanName = "DifferencesObservation.ScanOnce.SQLite n=\(largeRowCount)"
     Benchmark(scanName, configuration: largeConfiguration) { benchmark in
         _ = largeExternalRollbackFixture
         let scan = SQLiteScan(path: directory + "/large-external-rollback.sqlite")
@@ -249,7 +249,7 @@ let benchmarks: @Sendable () -> Void = {
         precondition(result.rows >= largeRowCount - 1, "\(scanName): \(result.rows) rows")
     }
     for (library, fixture) in largeFixtures {
-        let updateName = "DiffObservation.OneRowUpdate.\(library) n=\(largeRowCount)"
+        let updateName = "DifferencesObservation.OneRowUpdate.\(library) n=\(largeRowCount)"
         let updates = Updates()
         Benchmark(updateName, configuration: largeConfiguration) { benchmark in
             let fixture = fixture()
@@ -261,7 +261,7 @@ let benchmarks: @Sendable () -> Void = {
         } setup: {
             _ = fixture()
         }
-        let insertName = "DiffObservation.OneRowInsertThenDelete.\(library) n=\(largeRowCount)"
+        let insertName = "DifferencesObservation.OneRowInsertThenDelete.\(library) n=\(largeRowCount)"
         Benchmark(insertName, configuration: largeConfiguration) { benchmark in
             let fixture = fixture()
             benchmark.startMeasurement()

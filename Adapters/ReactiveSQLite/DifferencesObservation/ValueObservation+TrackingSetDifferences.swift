@@ -29,7 +29,7 @@ extension ValueObservation {
     /// keep their previous instance, and only inserted and updated rows are
     /// decoded. The observation may refetch only the rows that a commit
     /// changed rather than every row of the request, with the same
-    /// differences. <doc:SetDifferenceObservations> details identity, order
+    /// differences. <doc:DifferencesObservations> details identity, order
     /// and updates, and when changed rows alone are refetched today.
     ///
     /// - Parameters:

@@ -20,7 +20,7 @@ import Darwin
 /// > the same database connection. https://www.sqlite.org/pragma.html#pragma_data_version
 ///
 /// Two readings of it tell an external commit from one of ours:
-/// 1. The watcher's own read-only connection reads it every
+/// 1. The detector's own read-only connection reads it every
 ///    `externalChangePollInterval`, and on Linux as soon as the database
 ///    file, its write-ahead log or its journal is written (inotify, see
 ///    `DatabaseFileEvents`), on its own queue, without holding up the
@@ -54,7 +54,7 @@ import Darwin
 /// `@unchecked Sendable`: `observationCount` and `writerDataVersion` are
 /// only used on the writer's queue (in its accesses); `state` is behind its
 /// lock; the other properties are immutable.
-final class ExternalChangeWatcher: @unchecked Sendable {
+final class ExternalChangeDetector: @unchecked Sendable {
     private let path: String
     private let configuration: Configuration
     /// The `PRAGMA synchronous` level of the dedicated connection, unless
@@ -135,7 +135,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     }
     private let state = LockedState(State())
 
-    /// A watcher for a database whose configuration observes external
+    /// A detector for a database whose configuration observes external
     /// changes, or nil: for a configuration that does not, and for an
     /// in-memory database, which no other connection writes.
     ///
@@ -145,9 +145,9 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     static func ifEnabled(
         path: String, configuration: Configuration, owner: AccessOwner, writer: SerializedDatabase,
         defaultSynchronous: String? = nil
-    ) -> ExternalChangeWatcher? {
+    ) -> ExternalChangeDetector? {
         guard configuration.observesExternalChanges, path != ":memory:", !path.isEmpty else { return nil }
-        return ExternalChangeWatcher(
+        return ExternalChangeDetector(
             path: path, configuration: configuration, owner: owner, writer: writer,
             defaultSynchronous: defaultSynchronous)
     }

@@ -20,7 +20,7 @@ struct ReactiveSQLitePlayer: Decodable, FetchableRecord, TableRecord, Identifiab
 class ReactiveSQLiteFixtureBase: @unchecked Sendable {
     let observed: any DatabaseWriter
     let writer: any DatabaseWriter
-    let deliveryQueue = DispatchQueue(label: "DiffObservationBenchmarks.ReactiveSQLite")
+    let deliveryQueue = DispatchQueue(label: "DifferencesObservationBenchmarks.ReactiveSQLite")
     let delivered = DispatchSemaphore(value: 0)
     var latest: UpdatedRecords?
     var cancellable: AnyDatabaseCancellable?

@@ -8,7 +8,7 @@ import Testing
 /// The scenario of the set difference observations: the same six steps
 /// through `setDifferences` and `trackingSetDifferences`, with and without
 /// an update closure.
-@Suite struct SetDifferenceObservationTests {
+@Suite struct SetDifferencesObservationTests {
     static let schemaSQL = """
         CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT);
         INSERT INTO player (id, name) VALUES (1, 'Arthur');

@@ -331,7 +331,7 @@ import Testing
     /// change, and the fetches after it are incremental again.
     @Test(arguments: [DatabaseKind.fileQueue, .pool])
     func commitsOfOtherConnectionsAreNotMissed(kind: DatabaseKind) async throws {
-        // The external-change watcher is off (the default): only the
+        // The external-change detector is off (the default): only the
         // library's own check can see the other connection's commit.
         let test = try kind.make(changeTracking: .automatic, sql: Self.schema + """
             INSERT INTO player (id, name, score) VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0);

@@ -10,7 +10,7 @@ import Testing
 /// skips empty differences too, and errors end the observation once.
 ///
 /// Some tests wait on async sequences: the time limit turns a hang into a failure.
-@Suite(.timeLimit(.minutes(3))) struct DiffObservationSchedulingTests {
+@Suite(.timeLimit(.minutes(3))) struct DifferencesObservationSchedulingTests {
     static let schemaSQL = "CREATE TABLE player (id INTEGER PRIMARY KEY, name TEXT);"
 
     /// The three operators on the same table, recording `operator: value`.

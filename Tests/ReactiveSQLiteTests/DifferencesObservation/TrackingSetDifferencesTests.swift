@@ -301,7 +301,7 @@ import Testing
     /// key whatever the order.
     @Test(arguments: DatabaseKind.allCases)
     func requestsKeepTheirFilterOrderAndLimit(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL + """
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL + """
             INSERT INTO player (id, name) VALUES (2, 'Barbara'), (3, 'Craig');
             """)
         let request = Person.all().filter(sql: "name <> ?", arguments: ["Zoe"]).order(sql: "id DESC").limit(2)
@@ -323,7 +323,7 @@ import Testing
     /// inserted, updated, or decoded by a full scan or a refetch of changed rows.
     @Test(arguments: DatabaseKind.allCases, [Configuration.ChangeTracking.automatic, .updateHookOnly])
     func recordsThatKeepTheirRowKeepTheirOwnValues(kind: DatabaseKind, changeTracking: Configuration.ChangeTracking) async throws {
-        let test = try kind.make(changeTracking: changeTracking, sql: SetDifferenceObservationTests.schemaSQL + """
+        let test = try kind.make(changeTracking: changeTracking, sql: SetDifferencesObservationTests.schemaSQL + """
             INSERT INTO player (id, name) VALUES (2, 'Barbara'), (3, 'Craig');
             """)
         let values = try await recordValues(
@@ -344,7 +344,7 @@ import Testing
     /// Initial records in any order: the first difference goes from them.
     @Test(arguments: DatabaseKind.allCases)
     func initialRecordsAreTheBaseOfTheFirstDifference(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL + """
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL + """
             INSERT INTO player (id, name) VALUES (2, 'Barbara'), (3, 'Craig');
             """)
         var babs = Person(id: 2, name: "Babs")
@@ -371,7 +371,7 @@ import Testing
     /// not delivered; the first value is the difference of the next change.
     @Test(arguments: DatabaseKind.allCases)
     func initialRecordsEqualToTheRowsDeliverNothingFirst(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL)
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL)
         let observation = ValueObservation.trackingSetDifferences(
             Person.orderByPrimaryKey(), initialRecords: [Person(id: 1, name: "Arthur")])
         let recorder = Recorder<SetDifference<Person>>()
@@ -398,7 +398,7 @@ import Testing
 
     @Test(arguments: DatabaseKind.allCases)
     func initialRecordsMustEncodeTheirKeyOnce(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL)
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL)
         let missingKey = try await firstError(
             of: ValueObservation.trackingSetDifferences(Nameless.all(), initialRecords: [Nameless(id: 1, name: "Arthur")]),
             in: test.writer)
@@ -419,7 +419,7 @@ import Testing
     /// records keep their instance, which the deletion reports.
     @Test(arguments: DatabaseKind.allCases)
     func unchangedRecordsKeepTheirInstance(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL + """
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL + """
             INSERT INTO player (id, name) VALUES (2, 'Barbara');
             """)
         let values = try await recordValues(
@@ -439,7 +439,7 @@ import Testing
     /// A row whose rowid (its `INTEGER PRIMARY KEY`) changes is another record.
     @Test(arguments: DatabaseKind.allCases)
     func changedKeysAreDeletionsAndInsertions(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL)
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL)
         let values = try await recordValues(
             of: ValueObservation.trackingSetDifferences(Person.all()), in: test.writer,
             steps: ["UPDATE player SET id = 10 WHERE id = 1"])
@@ -450,7 +450,7 @@ import Testing
     /// each record is updated, once; then diffs go on as before.
     @Test(arguments: DatabaseKind.allCases)
     func addedColumnsUpdateEveryRecordOnce(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL + """
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL + """
             INSERT INTO player (id, name) VALUES (2, 'Barbara');
             """)
         let values = try await recordValues(
@@ -471,7 +471,7 @@ import Testing
     /// row inserted, once; then diffs go on with the new key.
     @Test(arguments: DatabaseKind.allCases)
     func aNewPrimaryKeyDeletesAndInsertsEveryRecordOnce(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL)
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL)
         let values = try await recordValues(
             of: ValueObservation.trackingSetDifferences(Person.all()), in: test.writer,
             steps: [
@@ -501,7 +501,7 @@ import Testing
 
     @Test(arguments: DatabaseKind.allCases)
     func rowsMustHoldOneRowPerPrimaryKey(kind: DatabaseKind) async throws {
-        let test = try kind.make(changeTracking: .automatic, sql: SetDifferenceObservationTests.schemaSQL + """
+        let test = try kind.make(changeTracking: .automatic, sql: SetDifferencesObservationTests.schemaSQL + """
             INSERT INTO player (id, name) VALUES (2, 'Barbara');
             CREATE VIEW playerView AS SELECT * FROM player;
             """)
