@@ -8,8 +8,8 @@ internal import CSQLite
 /// `ObservationBroker` learns it: the changes marked at each level (the
 /// transaction, its savepoints, its running statements: `ChangeLevelStack`),
 /// a commit the commit hook allowed or a rollback the rollback hook
-/// reported, which the end of the statement confirms, and the numbers of
-/// the commits.
+/// reported, which the broker confirms at the end of the statement, and
+/// the numbers of the commits.
 ///
 /// Writer's queue only. `levels` is written at each row event:
 /// `@exclusivity(unchecked)`, as the broker's properties (see
@@ -40,11 +40,17 @@ final class CommitOutcome {
     /// At the end of a statement: whether a pending commit happened (the
     /// connection is back in autocommit mode; a commit that failed after
     /// the commit hook, `SQLITE_BUSY`, left the transaction open, and other
-    /// failures ran the rollback hook), and whether a rollback did. Both
-    /// are no longer pending.
-    func statementDidEnd(connection: OpaquePointer?) -> (committed: Bool, rolledBack: Bool) {
-        defer { forgetPending() }
-        let committed = commitIsPending && sqlite3_get_autocommit(connection) != 0
-        return (committed, rollbackIsPending)
+    /// failures ran the rollback hook). It is no longer pending.
+    func takeCommit(connection: OpaquePointer?) -> Bool {
+        guard commitIsPending else { return false }
+        commitIsPending = false
+        return sqlite3_get_autocommit(connection) != 0
+    }
+
+    /// At the end of a statement, after its commit was told: whether a
+    /// rollback happened. It is no longer pending.
+    func takeRollback() -> Bool {
+        defer { rollbackIsPending = false }
+        return rollbackIsPending
     }
 }

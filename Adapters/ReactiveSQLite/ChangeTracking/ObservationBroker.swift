@@ -15,12 +15,14 @@ import DatabaseRegions
 ///   gives;
 /// - `ObserverRegistry` holds the observations and their regions, and
 ///   finds those an event concerns;
-/// - `StatementContexts` follows each statement from its first step to its
-///   end (`statementWillStart(_:)`, `statementDidEnd(_:resultCode:)`),
-///   with the metadata of the tables it writes;
+/// - `StatementContexts` keeps the context of each running statement (the
+///   metadata of the tables it writes, whether observations watch them),
+///   which this type installs and removes as statements start and end
+///   (`statementWillStart(_:)`, `statementDidEnd(_:resultCode:)`);
 /// - `CommitOutcome` keeps the marks of the transaction, its savepoints and
 ///   its running statements (`ChangeLevelStack`), so that whatever SQLite
-///   undoes leaves no trace, and decides commit or rollback;
+///   undoes leaves no trace, and the commit or rollback the hooks reported
+///   until the statement's end confirms it;
 /// - `UserTransactionObservers` holds the user's `TransactionObserver`s;
 /// - this type owns them, dispatches each event, and tells observers of
 ///   each commit, with its payload (`DatabaseCommit`).
@@ -36,8 +38,10 @@ import DatabaseRegions
 /// The properties that each row event reads are `@exclusivity(unchecked)`
 /// (here and in the parts): the run-time exclusivity check of a class
 /// property costs as much as the rest of the work of an event that
-/// concerns nobody. No access to one of them overlaps another access to it,
-/// and all of them are used on the writer's queue only.
+/// concerns nobody. No access to one of them overlaps another access to it
+/// (checked by reading: a debug build with enforcement on traps on an
+/// overlap, the unchecked ones aside), and all of them are used on the
+/// writer's queue only.
 final class ObservationBroker {
     unowned let database: Database
     let usesPreUpdateHook: Bool
@@ -276,11 +280,10 @@ final class ObservationBroker {
             statements.current = prepared
             return
         }
-        let context = statements.makeContext(
+        statements.current = statements.makeContext(
             for: statement, database: database, registry: registry, userObservers: userObservers,
             usesPreUpdateHook: usesPreUpdateHook)
-        statements.current = context
-        statements.keepPreparedContext(context, for: statement)
+        statements.keepPreparedContext(statements.current, for: statement)
     }
 
     /// Forgets table metadata after a schema change.
@@ -316,9 +319,9 @@ final class ObservationBroker {
         }
         // VACUUM commits with no hook at all.
         if succeeded, ended.effects.renumbersRowIDs, isObserving { outcome.commitIsPending = true }
-        let (committed, rolledBack) = outcome.statementDidEnd(connection: database.connection)
-        if committed { didCommit() }
-        if rolledBack { didRollback() }
+        // The commit is told first; a rollback reported meanwhile, after.
+        if outcome.takeCommit(connection: database.connection) { didCommit() }
+        if outcome.takeRollback() { didRollback() }
         return userObservers.takeWillCommitError()
     }
 

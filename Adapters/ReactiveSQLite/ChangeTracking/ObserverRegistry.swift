@@ -11,11 +11,12 @@ final class ObserverRegistry {
     @exclusivity(unchecked) private var regionIndex = DatabaseRegionIndex<Int>()
     @exclusivity(unchecked) private var observers: [Int: any DatabaseCommitObserver] = [:]
     /// The observations that want the rowids their commits changed, with
-    /// the table whose rowids they want.
+    /// the table whose rowids they want. The broker registers none on the
+    /// update-hook path, whose events miss rows.
     @exclusivity(unchecked) private var rowIDTables: [Int: String] = [:]
     private var nextID = 0
     /// Whether an observation watches a table, by name as the statements
-    /// spell it; emptied whenever a region changes.
+    /// spell it; emptied whenever a region or the schema changes.
     private var watchedTables: [CaseInsensitiveName: Bool] = [:]
 
     /// Whether no observation is registered.

@@ -16,9 +16,10 @@ final class StatementContexts {
     private var suspended: [StatementContext] = []
     /// Table metadata, by name (as SQLite compares identifiers).
     private var tableInfos: [CaseInsensitiveName: TableHookInfo] = [:]
-    /// The context last made by `makeContext`, until a region or the
-    /// schema changes: run again (a cached statement in a loop), its
-    /// statement needs no new context.
+    /// The context last made by `makeContext`, unless it names user
+    /// observers, until a region or the schema changes, or the connection
+    /// closes: run again (a cached statement in a loop), its statement
+    /// needs no new context.
     private var preparedContext: StatementContext?
     private weak var preparedStatement: Statement?
 
@@ -67,7 +68,8 @@ final class StatementContexts {
         }
     }
 
-    /// A region changed: the context kept may watch the wrong tables.
+    /// A region changed (or the schema, or the connection closes): the
+    /// context kept may watch the wrong tables.
     func forgetPreparedContext() {
         preparedContext = nil
         preparedStatement = nil

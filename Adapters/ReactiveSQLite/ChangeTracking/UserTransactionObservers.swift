@@ -19,8 +19,11 @@ final class UserTransactionObservers {
         var observer: (any TransactionObserver)? { strongObserver ?? weakObserver }
     }
     @exclusivity(unchecked) private var entries: [Entry] = []
-    /// The error thrown by an observer's `databaseWillCommit()`, until the
-    /// statement that tried to commit ends.
+    /// The error thrown by an observer's `databaseWillCommit()`, for the
+    /// statement that tried to commit to throw when it ends. A statement
+    /// that starts meanwhile (run by another observer's
+    /// `databaseDidRollback`) forgets it: the commit then throws SQLite's
+    /// `SQLITE_CONSTRAINT_COMMITHOOK`.
     private(set) var willCommitError: (any Error)?
 
     var isEmpty: Bool { entries.isEmpty }

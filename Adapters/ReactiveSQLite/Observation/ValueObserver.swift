@@ -45,10 +45,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         var isFetching = false
         /// The latest commit that may have changed the value.
         var latestChange = 0
-        /// The commit whose state the latest fetch reads. When it is older
-        /// than `latestChange`, a fetch is due: commits made during a fetch
-        /// coalesce into one fetch after it, and a fetch that has already
-        /// read a later state makes nothing due.
+        /// The latest commit that changed the region when the latest fetch
+        /// started: the fetch reads its state or a later one. When it is
+        /// older than `latestChange`, a fetch is due: commits made during a
+        /// fetch coalesce into one fetch after it.
         var fetchedChange = 0
         /// Cancelled or failed: never fetch again.
         var isFinished = false
