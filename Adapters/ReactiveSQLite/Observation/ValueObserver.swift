@@ -170,7 +170,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     private func startOnWriter(_ db: Database) throws -> any Sendable {
         try host.observationWillStart(db)
         // The first fetch counts for `fetchInterval`.
-        fetchState.withLock { $0.lastFetchStart = .now }
+        if fetchInterval != nil { fetchState.withLock { $0.lastFetchStart = .now } }
         let fetched: any Sendable
         do {
             switch tracking {
@@ -249,11 +249,12 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         // The fetch reads the current state, that of the latest commit
         // that changed the region or a later one: the rows changed since
         // the previous fetch are those changed until now.
-        let now = ContinuousClock.now
+        // The clock is read only for a throttled observation.
+        let now: ContinuousClock.Instant? = fetchInterval == nil ? nil : .now
         var intervalEnd: ContinuousClock.Instant?
         let changes = fetchState.withLock { state -> RefetchChanges? in
             guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return nil }
-            if let fetchInterval, let start = state.lastFetchStart, now < start + fetchInterval {
+            if let fetchInterval, let now, let start = state.lastFetchStart, now < start + fetchInterval {
                 // Throttled: a timer fetches when the interval ends.
                 if !state.waitsForInterval {
                     state.waitsForInterval = true
