@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "ReactiveSQLiteServer",
             dependencies: [
-                "ReactiveSQLite", "SQLiteWatchKit", "DatabaseRegions",
+                "ReactiveSQLite", "Differences",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(
                     name: "HummingbirdWebSocket", package: "hummingbird-websocket",
@@ -219,7 +219,7 @@ let package = Package(
         .testTarget(
             name: "ReactiveSQLiteServerTests",
             dependencies: [
-                "ReactiveSQLiteServer", "ReactiveSQLite", "SQLiteWatchKit", "TestSupport", "DatabaseTestSupport",
+                "ReactiveSQLiteServer", "ReactiveSQLite", "TestSupport", "DatabaseTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(

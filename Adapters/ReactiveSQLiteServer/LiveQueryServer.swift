@@ -1,5 +1,4 @@
 #if Server
-import DatabaseRegions
 import ReactiveSQLite
 
 /// Live queries for remote clients: named queries whose rows, then
@@ -102,7 +101,7 @@ public final class LiveQueryServer: Sendable {
         if let unused = declared.subtracting(used).sorted().first {
             throw LiveQueryServerError(queryName: query.name, message: "the declared parameter '\(unused)' is not in the SQL")
         }
-        for key in query.keyColumns where !statement.columnNames.contains(where: { SQLiteIdentifier.areEqual($0, key) }) {
+        for key in query.keyColumns where RowIdentity.columns([key]).columnIndexes(in: statement.columnNames) == nil {
             throw LiveQueryServerError(
                 queryName: query.name,
                 message: "the key column '\(key)' is not a result column (\(statement.columnNames.joined(separator: ", ")))")

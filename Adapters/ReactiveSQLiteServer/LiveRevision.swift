@@ -1,6 +1,5 @@
 #if Server
 import ReactiveSQLite
-import SQLiteWatchKit
 
 /// One result of a shared live query, as its subscribers are sent it.
 ///
@@ -28,9 +27,9 @@ final class LiveRevision: Sendable {
     }
 
     /// `{"rows":[...]}`, rendered once.
-    func rowsEventData(renderer: JSONRenderer) -> String {
+    func rowsEventData() -> String {
         if let text = rowsJSON.withLock({ $0 }) { return text }
-        let text = JSONText.line(renderer.initialResult(columnNames: columnNames, rows: rows))
+        let text = JSONText.line(RowJSON.rows(rows, columnNames: columnNames))
         rowsJSON.withLock { $0 = text }
         return text
     }

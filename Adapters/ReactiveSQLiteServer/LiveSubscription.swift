@@ -1,6 +1,5 @@
 #if Server
 import ReactiveSQLite
-import SQLiteWatchKit
 
 /// One client's subscription to a shared live query.
 ///
@@ -113,7 +112,7 @@ final class LiveSubscription: Sendable {
     /// hold the same rows.
     private func event(from old: LiveRevision?, to new: LiveRevision) -> LiveEvent? {
         guard let old, old.columnNames == new.columnNames, let identity = shared.identity else {
-            return LiveEvent(kind: .rows, id: new.id, data: new.rowsEventData(renderer: shared.renderer))
+            return LiveEvent(kind: .rows, id: new.id, data: new.rowsEventData())
         }
         if new.number == old.number + 1, let difference = new.diffFromPrevious {
             return LiveEvent(kind: .diff, id: new.id, data: difference)
@@ -128,9 +127,10 @@ final class LiveSubscription: Sendable {
             case .unchanged:
                 return nil
             case .columnsChanged:
-                return LiveEvent(kind: .rows, id: new.id, data: new.rowsEventData(renderer: shared.renderer))
+                return LiveEvent(kind: .rows, id: new.id, data: new.rowsEventData())
             case .changed(let changes):
-                let text = shared.renderer.changes(changes, number: new.number, columnNames: differ.columnNames)
+                let text = RowJSON.difference(
+                    changes, columnNames: differ.columnNames, isOrdered: shared.query.isOrdered)
                 return LiveEvent(kind: .diff, id: new.id, data: JSONText.line(text))
             }
         }

@@ -2,7 +2,6 @@
 import Dispatch
 import Foundation
 import ReactiveSQLite
-import SQLiteWatchKit
 
 /// The one observation of a live query with given arguments, shared by all
 /// its subscribers.
@@ -22,7 +21,6 @@ final class SharedLiveQuery: Sendable {
     /// Distinguishes this observation's event ids from those of an earlier
     /// or later observation of the same query.
     let epoch: String
-    let renderer: JSONRenderer
     private let maxRows: Int
     /// Where results are diffed and rendered, one at a time.
     private let queue: DispatchQueue
@@ -67,7 +65,6 @@ final class SharedLiveQuery: Sendable {
         self.query = query
         self.maxRows = maxRows
         self.epoch = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
-        self.renderer = JSONRenderer(isOrdered: query.isOrdered)
         self.queue = DispatchQueue(label: "ReactiveSQLiteServer.\(key.name)")
         self.intake = DispatchQueue(label: "ReactiveSQLiteServer.\(key.name).intake")
     }
@@ -84,15 +81,16 @@ final class SharedLiveQuery: Sendable {
         Task { [self] in
             do {
                 let inspection = try await reader.read { db in
-                    let inspection = try QueryInspection(sql: sql, keys: keys, in: db)
-                    return (inspection.identity, inspection.columnNames)
+                    let columnNames = try db.makeStatement(sql: sql).columnNames
+                    let identity = keys.isEmpty ? try RowIdentity.inferred(fromSQL: sql, in: db) : .columns(keys)
+                    return (identity, columnNames)
                 }
                 state.withLock { $0.identity = inspection.0 }
                 let cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: sql, arguments: arguments)).start(
                     in: reader, scheduling: .async(onQueue: intake),
                     onError: { [weak self] error in
                         guard let self else { return }
-                        self.fail(.error(error), Self.reason(error), onFailure: onFailure)
+                        self.fail(.error(error), String(describing: error), onFailure: onFailure)
                     },
                     onChange: { [weak self] rows in
                         guard let self else { return }
@@ -107,7 +105,7 @@ final class SharedLiveQuery: Sendable {
                 }
                 cancelled?.cancel()
             } catch {
-                fail(.error(error), Self.reason(error), onFailure: onFailure)
+                fail(.error(error), String(describing: error), onFailure: onFailure)
             }
         }
     }
@@ -162,7 +160,7 @@ final class SharedLiveQuery: Sendable {
                 difference = nil
             case .changed(let changes):
                 difference = JSONText.line(
-                    renderer.changes(changes, number: number, columnNames: rowDiffer.columnNames))
+                    RowJSON.difference(changes, columnNames: rowDiffer.columnNames, isOrdered: query.isOrdered))
             }
             differ.value = rowDiffer
             revision = LiveRevision(
@@ -198,11 +196,6 @@ final class SharedLiveQuery: Sendable {
         for subscriber in subscribers { subscriber.wake() }
         onFailure(self, LiveQueryFailure(
             queryName: key.name, arguments: key.arguments.mapValues { $0.description }, reason: cause, message: reason))
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        if let error = error as? WatchError { return error.message }
-        return String(describing: error)
     }
 
     /// Stops the observation (idempotent).

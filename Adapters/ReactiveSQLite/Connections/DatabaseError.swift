@@ -58,3 +58,12 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
         return text
     }
 }
+
+extension DatabaseError {
+    /// Whether the error means that another connection held a lock for
+    /// longer than the busy timeout (`SQLITE_BUSY`, `SQLITE_LOCKED`):
+    /// waiting and trying again can succeed.
+    public var isLockContention: Bool {
+        resultCode == .SQLITE_BUSY || resultCode == .SQLITE_LOCKED
+    }
+}

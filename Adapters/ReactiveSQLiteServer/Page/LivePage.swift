@@ -2,7 +2,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import SQLiteWatchKit
 
 /// A web page that shows live queries as they change: a table per query,
 /// and beside it a plane of points when the rows have coordinates.

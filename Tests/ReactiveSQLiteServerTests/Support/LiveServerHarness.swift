@@ -6,7 +6,6 @@ import HummingbirdTesting
 import HummingbirdWebSocket
 import ReactiveSQLite
 import ReactiveSQLiteServer
-import SQLiteWatchKit
 import TestSupport
 
 /// The schema of the server tests: players in teams.
@@ -39,7 +38,7 @@ func freshReplica(
     let rows = try reader.read { db in try SQLRequest<Row>(sql: sql, arguments: arguments).fetchAll(db) }
     var replica = JSONRowReplica(keys: keys, isOrdered: isOrdered)
     let columnNames = rows.first?.columnNames ?? []
-    replica.apply(event: "rows", data: JSONRenderer(isOrdered: isOrdered).initialResult(columnNames: columnNames, rows: rows))
+    replica.apply(event: "rows", data: RowJSON.rows(rows, columnNames: columnNames))
     return replica
 }
 

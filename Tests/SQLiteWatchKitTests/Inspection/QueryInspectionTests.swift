@@ -18,20 +18,11 @@ import Testing
         return try test.writer.read { db in try QueryInspection(sql: sql, keys: keys, in: db) }
     }
 
-    @Test func primaryKeysOfOneTable() throws {
+    @Test func keysGivenOrInferred() throws {
         #expect(try inspect("SELECT * FROM player").identity == .primaryKey(table: "player", columns: ["id"]))
-        #expect(try inspect("SELECT name, b, a FROM team").identity == .primaryKey(table: "team", columns: ["a", "b"]))
-        #expect(try inspect("SELECT rowid, text FROM note").identity == .primaryKey(table: "note", columns: ["rowid"]))
-        #expect(try inspect("SELECT * FROM champion").identity == .primaryKey(table: "player", columns: ["id"]))
         #expect(try inspect("SELECT * FROM player").columnNames == ["id", "name", "score"])
-    }
-
-    @Test func noKeyMeansWholeRows() throws {
-        #expect(try inspect("SELECT name FROM player").identity == .wholeRow)
-        #expect(try inspect("SELECT id AS playerID FROM player").identity == .wholeRow)
-        #expect(try inspect("SELECT text FROM note").identity == .wholeRow)
-        #expect(try inspect("SELECT p.* FROM player p JOIN team t ON t.name = p.name").identity == .wholeRow)
-        #expect(try inspect("SELECT name FROM player", keys: ["NAME"]).identity == .keyColumns(["NAME"]))
+        #expect(try inspect("SELECT name FROM player").identity == .allValues)
+        #expect(try inspect("SELECT name FROM player", keys: ["NAME"]).identity == .columns(["NAME"]))
     }
 
     @Test func queriesThatCannotBeWatchedExitWithStatus2() {

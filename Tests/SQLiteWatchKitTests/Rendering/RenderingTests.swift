@@ -8,49 +8,13 @@ import Testing
 @Suite struct RenderingTests {
     private let rows = [Row(["id": 1, "name": "Arthur", "score": 100]), Row(["id": 2, "name": "Barbara", "score": 80])]
 
-    private func changes(ordered: Bool) -> RowChanges {
+    private func changes(ordered: Bool) -> RowDifference {
         var differ = RowDiffer(
-            identity: .keyColumns(["id"]), isOrdered: ordered, columnNames: ["id", "name", "score"], rows: rows)
+            identity: .columns(["id"]), isOrdered: ordered, columnNames: ["id", "name", "score"], rows: rows)
         let next = [Row(["id": 2, "name": "Barbara", "score": 80]), Row(["id": 1, "name": "Arthur", "score": 120]),
                     Row(["id": 3, "name": "Craig", "score": 50])]
         guard case .changed(let changes) = differ.diff(to: next) else { fatalError("the rows changed") }
         return changes
-    }
-
-    @Test func jsonInitialResultAndChanges() {
-        let renderer = JSONRenderer(isOrdered: false)
-        #expect(renderer.initialResult(columnNames: ["id", "name", "score"], rows: rows) == """
-            {"rows":[{"id":1,"name":"Arthur","score":100},{"id":2,"name":"Barbara","score":80}]}
-
-            """)
-        #expect(renderer.changes(changes(ordered: false), number: 1, columnNames: ["id", "name", "score"]) == """
-            {"inserted":[{"id":3,"name":"Craig","score":50}],"updated":[{"id":1,"name":"Arthur","score":120}],\
-            "previous":[{"score":100}],"deleted":[]}
-
-            """)
-    }
-
-    @Test func jsonOrderedChangesHaveMoves() throws {
-        let line = JSONRenderer(isOrdered: true).changes(changes(ordered: true), number: 1, columnNames: ["id", "name", "score"])
-        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        let moved = try #require(object["moved"] as? [[String: Any]])
-        #expect(moved.count == 1)
-        #expect(moved.first?["from"] as? Int == 2 && moved.first?["to"] as? Int == 1)
-    }
-
-    @Test func jsonValuesStayExactAndValid() throws {
-        let row = Row([
-            "big": Int64(1) << 60, "small": 42, "inf": Double.infinity, "real": 0.5,
-            "text": "a\"b\\c\n\u{1}", "blob": Data([0, 255]), "null": nil,
-        ])
-        let line = JSONRenderer(isOrdered: false).initialResult(columnNames: row.columnNames, rows: [row])
-        #expect(line.contains(#""big":"1152921504606846976""#))
-        #expect(line.contains(#""small":42"#))
-        #expect(line.contains(#""inf":"Infinity""#))
-        #expect(line.contains(#""blob":{"blob":"00FF"}"#))
-        #expect(line.contains(#""null":null"#))
-        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: [[String: Any]]])
-        #expect(object["rows"]?.first?["text"] as? String == "a\"b\\c\n\u{1}")
     }
 
     /// The rows written in parts (a large first result) make the very text
@@ -86,14 +50,6 @@ import Testing
                 ? renderer.columnsChanged(columnNames: columnNames, rows: [])
                 : renderer.initialResult(columnNames: columnNames, rows: [])))
         }
-    }
-
-    @Test func repeatedColumnNamesGetDistinctKeys() {
-        // In column order: the second `id` takes `id:2`, so the column named
-        // `id:2` becomes `id:2:2`; no key hides another.
-        let keys = JSONRenderer.objectKeys(["id", "id", "id:2", "id"])
-        #expect(keys == ["id", "id:2", "id:2:2", "id:3"])
-        #expect(Set(keys).count == keys.count)
     }
 
     @Test func tableForPeople() {

@@ -126,10 +126,4 @@ extension DatabaseError {
     public var summary: String {
         "\(message ?? "error") (SQLite error \(extendedResultCode.rawValue))"
     }
-
-    /// Whether the error means another connection holds a lock for longer
-    /// than the busy timeout: waiting and trying again can succeed.
-    public var isLockContention: Bool {
-        resultCode == .SQLITE_BUSY || resultCode == .SQLITE_LOCKED
-    }
 }

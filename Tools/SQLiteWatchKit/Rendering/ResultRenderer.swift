@@ -9,7 +9,7 @@ public protocol ResultRenderer {
     /// One change: the rows inserted, updated, deleted (and moved).
     ///
     /// - Parameter number: 1 for the first change, and so on.
-    func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String
+    func changes(_ changes: RowDifference, number: Int, columnNames: [String]) -> String
 
     /// The whole new result, after the query's columns changed (a schema
     /// change under `SELECT *`), which makes rows incomparable.

@@ -62,7 +62,7 @@ public struct TableRenderer: ResultRenderer {
         "the query's columns changed; the new result:\n" + initialResult(columnNames: columnNames, rows: rows)
     }
 
-    public func changes(_ changes: RowChanges, number: Int, columnNames: [String]) -> String {
+    public func changes(_ changes: RowDifference, number: Int, columnNames: [String]) -> String {
         let lines = lines(of: changes)
         let leadingHeaders = isOrdered ? ["change", "position"] : ["change"]
         let numeric = Self.numericColumns(columnNames.count, rows: lines.map(\.row) + lines.compactMap(\.previous))
@@ -91,7 +91,7 @@ public struct TableRenderer: ResultRenderer {
     /// Insertions, updates, then deletions, each in key order; with
     /// `--ordered`, deletions by old position, then the rest by new
     /// position, a moved and updated row on one line.
-    private func lines(of changes: RowChanges) -> [Line] {
+    private func lines(of changes: RowDifference) -> [Line] {
         func text(_ position: Int?) -> String { position.map(String.init) ?? "" }
         let deleted = changes.deleted.map { Line(kind: "deleted", style: .deleted, row: $0.row, position: text($0.position)) }
         var others = changes.inserted.map { (order: $0.position ?? 0, line: Line(kind: "inserted", style: .inserted, row: $0.row, position: text($0.position))) }

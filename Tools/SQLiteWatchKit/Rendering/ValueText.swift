@@ -5,28 +5,17 @@ import Foundation
 #endif
 import ReactiveSQLite
 
-/// How database values are written in the table and JSON outputs.
+/// How database values are written in the table output (JSON values are
+/// `RowJSON`'s).
 ///
-/// Table: `NULL`; integers and reals as SQLite prints them (`Inf` for an
-/// infinite real); texts without quotes, control characters escaped (`\n`,
-/// `\t`, `\u{1B}`), so a row stays on one line and a value cannot send
-/// escape sequences to the terminal; blobs as SQL literals (`X'00FF'`), the
-/// first 32 bytes of longer ones followed by their size.
-///
-/// JSON: `null`; integers as numbers, except beyond ±2^53 (9007199254740992)
-/// where readers that store numbers as doubles (JavaScript, jq 1.6) would
-/// round them: those are strings of digits; finite reals as numbers, infinite
-/// ones as the strings `"Infinity"` and `"-Infinity"`; texts as strings;
-/// blobs as `{"blob":"00FF"}` (uppercase hexadecimal, as SQLite's `hex()`).
-///
-/// A text that is not valid UTF-8 (a Latin-1 `café`) keeps its bytes: in
-/// tables, its invalid bytes are shown as `\xE9`; in JSON, it is
-/// `{"textBytes":"636166E9"}`, its bytes in hexadecimal (a JSON string holds
-/// valid Unicode only). Whether a value changed is decided on its bytes.
+/// `NULL`; integers and reals as SQLite prints them (`Inf` for an infinite
+/// real); texts without quotes, control characters escaped (`\n`, `\t`,
+/// `\u{1B}`), so a row stays on one line and a value cannot send escape
+/// sequences to the terminal; blobs as SQL literals (`X'00FF'`), the first
+/// 32 bytes of longer ones followed by their size. A text that is not valid
+/// UTF-8 (a Latin-1 `café`) keeps its bytes: its invalid bytes are shown as
+/// `\xE9`. Whether a value changed is decided on its bytes.
 public enum ValueText {
-    /// The largest magnitude of an integer that every JSON reader keeps exactly.
-    public static let largestExactJSONInteger: Int64 = 1 << 53
-
     /// The longest blob shown whole in a table.
     public static let tableBlobPrefix = 32
 
@@ -44,46 +33,12 @@ public enum ValueText {
         }
     }
 
-    public static func json(_ value: DatabaseValue) -> String {
-        if value.isInvalidUTF8Text, let bytes = value.textBytes { return "{\"textBytes\":\"\(hex(bytes))\"}" }
-        return switch value.storage {
-        case .null: "null"
-        case .integer(let integer):
-            integer.magnitude <= largestExactJSONInteger.magnitude ? String(integer) : "\"\(integer)\""
-        case .real(let real): real.isInfinite ? "\"\(realText(real, infinity: "Infinity"))\"" : realText(real, infinity: "")
-        case .text(let text): jsonString(text)
-        case .blob(let data): "{\"blob\":\"\(hex(data))\"}"
-        }
-    }
-
     /// Whether the value is shown as a number (aligned to the right in tables).
     public static func isNumeric(_ value: DatabaseValue) -> Bool {
         switch value.storage {
         case .integer, .real, .null: true
         case .text, .blob: false
         }
-    }
-
-    /// A JSON string literal: quotes, backslashes and control characters escaped.
-    public static func jsonString(_ text: String) -> String {
-        // Most texts have nothing to escape: one pass over their bytes.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            return "\"" + text + "\""
-        }
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                result += "\\u" + hexDigits(scalar.value, count: 4)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 
     // MARK: - Helpers
@@ -129,7 +84,7 @@ public enum ValueText {
             } else {
                 result += escapingControlCharacters(String(decoding: valid, as: UTF8.self))
                 valid.removeAll()
-                result += "\\x" + hexDigits(UInt32(bytes[index]), count: 2)
+                result += "\\x" + hex(CollectionOfOne(bytes[index]))
                 index += 1
             }
         }
@@ -141,11 +96,6 @@ public enum ValueText {
     }
 
     private static func hex(_ data: some Collection<UInt8>) -> String {
-        data.map { hexDigits(UInt32($0), count: 2) }.joined()
-    }
-
-    private static func hexDigits(_ value: UInt32, count: Int) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, count - digits.count)) + digits
+        RowJSON.hexadecimal(data)
     }
 }

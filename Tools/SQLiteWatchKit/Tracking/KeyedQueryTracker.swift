@@ -37,7 +37,7 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     /// The outcome of a refresh.
     package enum Refresh: Sendable {
         case unchanged
-        case changed(RowChanges)
+        case changed(RowDifference)
         /// The result has other columns (a schema change under
         /// `SELECT *`), or its key column is no longer in the result: the
         /// tracker stops there (its refreshes tell nothing more); inspect
@@ -501,21 +501,21 @@ package final class KeyedQueryTracker: @unchecked Sendable {
     }
 
     /// Applies `changes`, sorted by key, to the kept rows, and tells them
-    /// as `RowChanges`.
+    /// as `RowDifference`.
     private func commit(_ changes: [RowChange]) -> Refresh {
         guard !changes.isEmpty else { return .unchanged }
-        var result = RowChanges()
+        var result = RowDifference()
         for change in changes {
             switch (change.old, change.new) {
             case (let old?, let new?):
                 let previous = row(key: change.key, encoded: old)
                 let row = row(key: change.key, encoded: new)
-                result.updated.append(RowChanges.Update(
+                result.updated.append(RowDifference.Update(
                     row: row, previous: previous, changedColumns: row.changedColumns(from: previous), position: nil))
             case (let old?, nil):
-                result.deleted.append(RowChanges.Entry(row: row(key: change.key, encoded: old), position: nil))
+                result.deleted.append(RowDifference.Entry(row: row(key: change.key, encoded: old), position: nil))
             case (nil, let new?):
-                result.inserted.append(RowChanges.Entry(row: row(key: change.key, encoded: new), position: nil))
+                result.inserted.append(RowDifference.Entry(row: row(key: change.key, encoded: new), position: nil))
             case (nil, nil):
                 continue
             }

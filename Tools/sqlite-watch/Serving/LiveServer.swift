@@ -118,7 +118,7 @@ final class LiveServer {
             Task { @MainActor in self?.note(failure) }
         }
         let page = LivePage(title: settings.pageTitle, panels: zip(settings.queries, inspections).map { query, inspection in
-            let keys = JSONRenderer.objectKeys(inspection.columnNames)
+            let keys = RowJSON.objectKeys(inspection.columnNames)
             let keyColumns = inspection.identity.columnIndexes(in: inspection.columnNames)?.map { keys[$0] } ?? []
             return LivePage.Panel(
                 title: query.title, eventsURL: "/live/\(query.name)", isOrdered: query.isOrdered,

@@ -138,7 +138,7 @@ final class Watcher {
             // The first value.
             let columnNames = inspection?.columnNames ?? rows.first?.columnNames ?? []
             let differ = RowDiffer(
-                identity: inspection?.identity ?? .wholeRow, isOrdered: settings.isOrdered,
+                identity: inspection?.identity ?? .allValues, isOrdered: settings.isOrdered,
                 columnNames: columnNames, rows: rows)
             self.differ = differ
             if !hasExplainedIdentity {
@@ -153,7 +153,7 @@ final class Watcher {
         case .unchanged:
             break
         case .columnsChanged:
-            if differ.identity != .wholeRow, differ.identifiesWholeRows {
+            if differ.identity != .allValues, differ.identifiesAllValues {
                 StandardStreams.note("the key columns are no longer in the result: rows are identified by all their values")
             }
             write(renderer.columnsChanged(columnNames: differ.columnNames, rows: rows))
@@ -162,7 +162,7 @@ final class Watcher {
         }
     }
 
-    private func printChanges(_ changes: RowChanges, columnNames: [String]) {
+    private func printChanges(_ changes: RowDifference, columnNames: [String]) {
         changeCount += 1
         write(settings.renderer.changes(changes, number: changeCount, columnNames: columnNames))
         if let count = settings.count, changeCount >= count {
@@ -251,7 +251,7 @@ final class Watcher {
             // other way is diffed against them.
             stopTracking()
             differ = RowDiffer(
-                identity: inspection?.identity ?? .wholeRow, isOrdered: false, columnNames: tracker.columnNames,
+                identity: inspection?.identity ?? .allValues, isOrdered: false, columnNames: tracker.columnNames,
                 rows: tracker.keptRows.all)
             observe()
         case .success(.columnsChanged):

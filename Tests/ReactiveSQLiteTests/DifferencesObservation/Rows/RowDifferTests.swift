@@ -1,10 +1,9 @@
 import ReactiveSQLite
-import SQLiteWatchKit
 import Testing
 import TestSupport
 
 /// `RowDiffer` against brute force: for random successions of results, the
-/// reported changes are exactly the rows that appeared, disappeared,
+/// reported differences are exactly the rows that appeared, disappeared,
 /// changed values and (ordered) moved, and their positions are right.
 @Suite(.onItsOwnThread) struct RowDifferTests {
     /// A result: rows keyed by `id`, in some order.
@@ -29,7 +28,7 @@ import TestSupport
         var random = SplitMix64(seed: isOrdered ? 31 : 17)
         var previous = Self.randomResult(&random)
         var differ = RowDiffer(
-            identity: .keyColumns(["id"]), isOrdered: isOrdered, columnNames: ["id", "v"], rows: previous)
+            identity: .columns(["id"]), isOrdered: isOrdered, columnNames: ["id", "v"], rows: previous)
         for step in 0..<400 {
             let next = Self.randomResult(&random)
             let outcome = differ.diff(to: next)
@@ -77,8 +76,8 @@ import TestSupport
 
     @Test func rowsWithoutKeyAreComparedByAllTheirValues() {
         let arthur = Row(["name": "Arthur"])
-        var differ = RowDiffer(identity: .wholeRow, isOrdered: false, columnNames: ["name"], rows: [arthur, arthur])
-        #expect(differ.identifiesWholeRows)
+        var differ = RowDiffer(identity: .allValues, isOrdered: false, columnNames: ["name"], rows: [arthur, arthur])
+        #expect(differ.identifiesAllValues)
         guard case .changed(let changes) = differ.diff(to: [arthur, Row(["name": "Barbara"])]) else {
             Issue.record("expected a change")
             return
@@ -91,7 +90,7 @@ import TestSupport
 
     @Test func otherColumnsRestartTheComparison() {
         var differ = RowDiffer(
-            identity: .keyColumns(["id"]), isOrdered: false, columnNames: ["id"], rows: [Row(["id": 1])])
+            identity: .columns(["id"]), isOrdered: false, columnNames: ["id"], rows: [Row(["id": 1])])
         guard case .columnsChanged = differ.diff(to: [Row(["id": 1, "name": "Arthur"])]) else {
             Issue.record("expected columnsChanged")
             return

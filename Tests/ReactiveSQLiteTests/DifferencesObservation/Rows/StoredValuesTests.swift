@@ -1,6 +1,5 @@
 import Foundation
 import ReactiveSQLite
-import SQLiteWatchKit
 import Testing
 
 /// A change is what SQLite stores differently: `isStored(as:)` compares
