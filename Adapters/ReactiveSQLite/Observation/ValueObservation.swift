@@ -54,6 +54,10 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// The closures of `handleEvents` that do not depend on the value
     /// (`didReceiveValue` is in the reducer).
     var events = ObservationEvents()
+    /// Whether a fetch waits while two fetched values wait for their
+    /// reduction (see `coalescingWhileReducing()`); false: a queue fetches
+    /// before the next write whatever the reductions.
+    var coalescesWhileReducing = false
 
     init(
         tracking: ObservationTracking,
@@ -121,6 +125,20 @@ public struct ValueObservation<Value: Sendable>: Sendable {
             tracking: tracking, fetch: fetch, incrementalFetch: incrementalFetch, makeReducer: makeReducer)
         observation.fetchInterval = fetchInterval
         observation.events = events
+        observation.coalescesWhileReducing = coalescesWhileReducing
+        return observation
+    }
+
+    /// This observation, whose commits coalesce into the next fetch while
+    /// its reductions lag: a fetch starts only when at most one fetched
+    /// value waits for its reduction (and, with `.observationQueue`, for
+    /// its delivery). For reducers slower than commits (the difference of
+    /// large results), so that memory holds at most two fetched values
+    /// instead of one per commit. On a queue, a fetch may then run after a
+    /// later write, which it sees too.
+    func coalescingWhileReducing() -> Self {
+        var observation = self
+        observation.coalescesWhileReducing = true
         return observation
     }
 

@@ -32,6 +32,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     let gate = DeliveryGate()
     /// `ValueObservation.fetchInterval`.
     private let fetchInterval: Duration?
+    /// See `ValueObservation.coalescesWhileReducing`.
+    private let coalescesWhileReducing: Bool
     /// `ValueObservation.events`.
     private let events: ObservationEvents
 
@@ -66,6 +68,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         /// A fetch waits for `fetchInterval` to pass: a timer will look
         /// again (one at a time).
         var waitsForInterval = false
+        /// Fetched values handed to the reduction queue and not reduced yet.
+        /// With `ValueObservation.coalescesWhileReducing`, a fetch starts
+        /// only while there is at most one: when reductions (a difference
+        /// of large results) are slower than commits, the commits coalesce
+        /// into the next fetch instead of queueing a fetched value each, so
+        /// memory holds at most two values.
+        var unreducedValues = 0
     }
     private let fetchState = LockedState(FetchState())
 
@@ -85,6 +94,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             self.refetch = nil
         }
         self.fetchInterval = observation.fetchInterval
+        self.coalescesWhileReducing = observation.coalescesWhileReducing
         self.events = observation.events
         self.reduce = observation.makeReducer()
         self.reducesFirstValueOnWriter = observation.reducesFirstValueOnWriter
@@ -253,7 +263,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         let now: ContinuousClock.Instant? = fetchInterval == nil ? nil : .now
         var intervalEnd: ContinuousClock.Instant?
         let changes = fetchState.withLock { state -> RefetchChanges? in
-            guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return nil }
+            guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange,
+                !coalescesWhileReducing || state.unreducedValues < 2
+            else { return nil }
             if let fetchInterval, let now, let start = state.lastFetchStart, now < start + fetchInterval {
                 // Throttled: a timer fetches when the interval ends.
                 if !state.waitsForInterval {
@@ -411,9 +423,21 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     // MARK: - Delivering
 
-    /// Hands a fetched value (or an error) to the reduction queue, in fetch order.
+    /// Hands a fetched value (or an error) to the reduction queue, in fetch
+    /// order. Once it is reduced, a fetch that waited for the reduction
+    /// (see `FetchState.unreducedValues`) starts.
     private func enqueue(_ fetched: Result<any Sendable, any Error>) {
-        reductionQueue.async { [self] in reduceAndDeliver(fetched) }
+        fetchState.withLock { $0.unreducedValues += 1 }
+        reductionQueue.async { [self] in
+            reduceAndDeliver(fetched)
+            let isFetchDue = fetchState.withLock { state -> Bool in
+                state.unreducedValues -= 1
+                return !state.isFinished && !state.isFetching && state.latestChange > state.fetchedChange
+            }
+            if isFetchDue {
+                host.writer.asyncWithoutWaiting { [self] db in fetchIfDue(db) }
+            }
+        }
     }
 
     /// On the reduction queue: reduces a fetched value and delivers the
