@@ -6,10 +6,13 @@ import ReactiveSQLite
 /// The one observation of a live query with given arguments, shared by all
 /// its subscribers.
 ///
-/// Its observation delivers on a serial queue of its own, where each new
-/// result becomes a `LiveRevision` (with the difference from the previous
-/// one, rendered once); then each subscriber is woken, and computes what it
-/// sends from the rows it last sent. Nobody waits for a subscriber.
+/// Its observation is the library's `trackingRowDifferences`: each new
+/// result and its difference from the previous one become a `LiveRevision`
+/// (the difference rendered once), on the observation's own queue; then each
+/// subscriber is woken, and computes what it sends from the rows it last
+/// sent. Nobody waits for a subscriber. Commits that come while a result is
+/// diffed and rendered coalesce into the next fetch: memory holds at most
+/// two results beside the latest revision.
 final class SharedLiveQuery: Sendable {
     struct Key: Hashable, Sendable {
         var name: String
@@ -22,14 +25,7 @@ final class SharedLiveQuery: Sendable {
     /// or later observation of the same query.
     let epoch: String
     private let maxRows: Int
-    /// Where results are diffed and rendered, one at a time.
-    private let queue: DispatchQueue
-    /// Where the observation hands its results: each one replaces the one
-    /// waiting for `queue`, if any (see `offer(_:)`).
-    private let intake: DispatchQueue
     private let state = LockedState(State())
-    /// The differ of consecutive revisions: only used on `queue`.
-    private let differ = QueueConfined<RowDiffer?>(nil)
     /// The merged differences to the latest revision, by the revision they
     /// start from: computed once for all the subscribers behind from the
     /// same revision (see `mergedEvent(from:to:_:)`).
@@ -49,12 +45,6 @@ final class SharedLiveQuery: Sendable {
         var subscribers: [ObjectIdentifier: LiveSubscription] = [:]
         var cancellable: AnyDatabaseCancellable?
         var isStopped = false
-        /// The latest result not diffed yet: results that arrive while one
-        /// is diffed replace each other here, so that one refresh covers
-        /// them all and memory holds at most one waiting result.
-        var waitingRows: [Row]?
-        /// Whether a block of `queue` will take `waitingRows`.
-        var isDiffScheduled = false
         /// Incremented when the last subscriber leaves or one arrives, so
         /// that a scheduled idle stop knows whether it is still due.
         var idleGeneration = 0
@@ -65,116 +55,60 @@ final class SharedLiveQuery: Sendable {
         self.query = query
         self.maxRows = maxRows
         self.epoch = String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
-        self.queue = DispatchQueue(label: "ReactiveSQLiteServer.\(key.name)")
-        self.intake = DispatchQueue(label: "ReactiveSQLiteServer.\(key.name).intake")
     }
 
     // MARK: - Observing
 
-    /// Finds how rows are identified, then starts the observation.
-    /// `onFailure` is called once if the query fails (its subscribers are
-    /// told why, and the server forgets this observation).
+    /// Starts the observation. `onFailure` is called once if the query
+    /// fails (its subscribers are told why, and the server forgets this
+    /// observation).
     func start(reader: any DatabaseReader, onFailure: @escaping @Sendable (SharedLiveQuery, LiveQueryFailure) -> Void) {
-        let sql = query.sql
-        let keys = query.keyColumns
-        let arguments = StatementArguments(key.arguments.mapValues { $0 as (any DatabaseValueConvertible)? })
-        Task { [self] in
-            do {
-                let inspection = try await reader.read { db in
-                    let columnNames = try db.makeStatement(sql: sql).columnNames
-                    let identity = keys.isEmpty ? try RowIdentity.inferred(fromSQL: sql, in: db) : .columns(keys)
-                    return (identity, columnNames)
-                }
-                state.withLock { $0.identity = inspection.0 }
-                let cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: sql, arguments: arguments)).start(
-                    in: reader, scheduling: .async(onQueue: intake),
-                    onError: { [weak self] error in
-                        guard let self else { return }
-                        self.fail(.error(error), String(describing: error), onFailure: onFailure)
-                    },
-                    onChange: { [weak self] rows in
-                        guard let self else { return }
-                        self.offer(rows) { rows in
-                            self.receive(rows, identity: inspection.0, columnNames: inspection.1, onFailure: onFailure)
-                        }
-                    })
-                let cancelled: AnyDatabaseCancellable? = state.withLock { state in
-                    if state.isStopped { return cancellable }
-                    state.cancellable = cancellable
-                    return nil
-                }
-                cancelled?.cancel()
-            } catch {
-                fail(.error(error), String(describing: error), onFailure: onFailure)
-            }
+        let observation = ValueObservation.trackingRowDifferences(
+            sql: query.sql,
+            arguments: StatementArguments(key.arguments.mapValues { $0 as (any DatabaseValueConvertible)? }),
+            identifiedBy: query.keyColumns.isEmpty ? nil : .columns(query.keyColumns),
+            isOrdered: query.isOrdered)
+        // Delivered on the observation's queue, where the next result waits
+        // for this one to be handled.
+        let cancellable = observation.start(
+            in: reader, scheduling: .observationQueue,
+            onError: { [weak self] error in
+                guard let self else { return }
+                self.fail(.error(error), String(describing: error), onFailure: onFailure)
+            },
+            onChange: { [weak self] value in
+                self?.receive(value, onFailure: onFailure)
+            })
+        let cancelled: AnyDatabaseCancellable? = state.withLock { state in
+            if state.isStopped { return cancellable }
+            state.cancellable = cancellable
+            return nil
         }
+        cancelled?.cancel()
     }
 
-    /// On `intake`: a new result. It waits for `queue`, replacing the
-    /// result that waited there: commits faster than diffing are coalesced
-    /// (the issue: 643 revisions queued for 655 commits, 1.2 GB in 10 s,
-    /// events 21 s after the writer stopped).
-    private func offer(_ rows: [Row], to receive: @escaping @Sendable ([Row]) -> Void) {
-        let schedules = state.withLock { state -> Bool in
-            state.waitingRows = rows
-            defer { state.isDiffScheduled = true }
-            return !state.isDiffScheduled
-        }
-        guard schedules else { return }
-        queue.async { [self] in
-            while let rows = state.withLock({ state -> [Row]? in
-                guard let rows = state.waitingRows else {
-                    state.isDiffScheduled = false
-                    return nil
-                }
-                state.waitingRows = nil
-                return rows
-            }) {
-                receive(rows)
-            }
-        }
-    }
-
-    /// On `queue`: a new result.
+    /// On the observation's queue: a new result.
     private func receive(
-        _ rows: [Row], identity: RowIdentity, columnNames: [String],
-        onFailure: @escaping @Sendable (SharedLiveQuery, LiveQueryFailure) -> Void
+        _ value: RowsWithDifference, onFailure: @escaping @Sendable (SharedLiveQuery, LiveQueryFailure) -> Void
     ) {
         if state.withLock({ $0.failure != nil }) { return }
-        if rows.count > maxRows {
+        if value.rows.count > maxRows {
             fail(
-                .tooManyRows(count: rows.count, limit: maxRows),
-                "the live query '\(query.name)' returned \(rows.count) rows, more than the server's limit of "
+                .tooManyRows(count: value.rows.count, limit: maxRows),
+                "the live query '\(query.name)' returned \(value.rows.count) rows, more than the server's limit of "
                     + "\(maxRows) rows", onFailure: onFailure)
             return
         }
         let number = (state.withLock { $0.latest?.number } ?? 0) + 1
-        let revision: LiveRevision
-        if var rowDiffer = differ.value {
-            let difference: String?
-            switch rowDiffer.diff(to: rows) {
-            case .unchanged:
-                differ.value = rowDiffer
-                return
-            case .columnsChanged:
-                difference = nil
-            case .changed(let changes):
-                difference = JSONText.line(
-                    RowJSON.difference(changes, columnNames: rowDiffer.columnNames, isOrdered: query.isOrdered))
-            }
-            differ.value = rowDiffer
-            revision = LiveRevision(
-                epoch: epoch, number: number, columnNames: rowDiffer.columnNames, rows: rows,
-                diffFromPrevious: difference)
-        } else {
-            let rowDiffer = RowDiffer(
-                identity: identity, isOrdered: query.isOrdered, columnNames: columnNames, rows: rows)
-            differ.value = rowDiffer
-            revision = LiveRevision(
-                epoch: epoch, number: number, columnNames: rowDiffer.columnNames, rows: rows, diffFromPrevious: nil)
+        let difference = value.difference.map { difference in
+            JSONText.line(RowJSON.difference(difference, columnNames: value.columnNames, isOrdered: query.isOrdered))
         }
+        let revision = LiveRevision(
+            epoch: epoch, number: number, columnNames: value.columnNames, rows: value.rows,
+            diffFromPrevious: difference)
         let subscribers = state.withLock { state in
             state.latest = revision
+            state.identity = value.identity
             return Array(state.subscribers.values)
         }
         for subscriber in subscribers { subscriber.wake() }
@@ -268,13 +202,4 @@ final class SharedLiveQuery: Sendable {
     }
 }
 
-/// A value only touched on one serial dispatch queue.
-///
-/// `@unchecked Sendable`: every access to `value` happens on the owner's
-/// serial queue (`SharedLiveQuery.queue`, its observation's delivery
-/// queue), so accesses never overlap.
-final class QueueConfined<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
-}
 #endif
