@@ -36,7 +36,9 @@ final class Watcher {
     private let settings: Settings
     private var database: DatabaseQueue?
     private var inspection: QueryInspection?
-    private var differ: RowDiffer?
+    /// The rows printed by the tracker when it gave up: the first
+    /// difference of the observation that follows starts from them.
+    private var rowsPrintedByTracker: [Row]?
     /// Keeps the rows of a query identified by one integer column, and
     /// compares them without making them into `Row` values (see
     /// `KeyedQueryTracker`), when the query qualifies.
@@ -117,7 +119,11 @@ final class Watcher {
                 return
             }
         }
-        cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: settings.sql)).start(
+        let observation = ValueObservation.trackingRowDifferences(
+            sql: settings.sql, identifiedBy: inspection?.identity ?? .allValues, isOrdered: settings.isOrdered,
+            initialRows: rowsPrintedByTracker)
+        rowsPrintedByTracker = nil
+        cancellable = observation.start(
             in: database,
             scheduling: .async(onQueue: .main),
             onError: { [self] error in
@@ -126,39 +132,27 @@ final class Watcher {
                     retryOrFail(error) { $0.observe() }
                 }
             },
-            onChange: { [self] rows in
-                MainActor.assumeIsolated { receive(rows) }
+            onChange: { [self] value in
+                MainActor.assumeIsolated { receive(value) }
             })
     }
 
-    private func receive(_ rows: [Row]) {
+    private func receive(_ value: RowsWithDifference) {
         lockReleased()
-        let renderer = settings.renderer
-        guard let outcome = differ?.diff(to: rows) else {
-            // The first value.
-            let columnNames = inspection?.columnNames ?? rows.first?.columnNames ?? []
-            let differ = RowDiffer(
-                identity: inspection?.identity ?? .allValues, isOrdered: settings.isOrdered,
-                columnNames: columnNames, rows: rows)
-            self.differ = differ
+        switch value.change {
+        case .initial:
             if !hasExplainedIdentity {
                 hasExplainedIdentity = true
-                StandardStreams.note(differ.identity.explanation)
+                StandardStreams.note(value.identity.explanation)
             }
-            writeFirstResult(columnNames: differ.columnNames, batches: CollectionOfOne(rows))
-            return
-        }
-        guard let differ else { return }
-        switch outcome {
-        case .unchanged:
-            break
+            writeFirstResult(columnNames: value.columnNames, batches: CollectionOfOne(value.rows))
         case .columnsChanged:
-            if differ.identity != .allValues, differ.identifiesAllValues {
+            if value.identity != .allValues, value.identity.columnIndexes(in: value.columnNames) == nil {
                 StandardStreams.note("the key columns are no longer in the result: rows are identified by all their values")
             }
-            write(renderer.columnsChanged(columnNames: differ.columnNames, rows: rows))
-        case .changed(let changes):
-            printChanges(changes, columnNames: differ.columnNames)
+            write(settings.renderer.columnsChanged(columnNames: value.columnNames, rows: value.rows))
+        case .difference(let difference):
+            printChanges(difference, columnNames: value.columnNames)
         }
     }
 
@@ -250,9 +244,7 @@ final class Watcher {
             // Go on from the rows printed so far: the first fetch of the
             // other way is diffed against them.
             stopTracking()
-            differ = RowDiffer(
-                identity: inspection?.identity ?? .allValues, isOrdered: false, columnNames: tracker.columnNames,
-                rows: tracker.keptRows.all)
+            rowsPrintedByTracker = tracker.keptRows.all
             observe()
         case .success(.columnsChanged):
             // Inspect the query again: its key may have moved, or gone.
