@@ -112,11 +112,6 @@ let package = Package(
             ],
             path: "Adapters/GRDBDifferences", swiftSettings: strictWarnings),
 
-        // The tool's library: row identity, diffing, rendering (table and JSON).
-        .target(
-            name: "SQLiteWatchKit", dependencies: ["ReactiveSQLite", "DatabaseRegions", "Differences"],
-            path: "Tools/SQLiteWatchKit", swiftSettings: strictWarnings),
-
         // Adapter: live queries served to remote clients (SSE, WebSocket) and
         // the page that shows them, on Hummingbird (trait Server; empty without it).
         .target(
@@ -137,11 +132,12 @@ let package = Package(
         .target(name: "CMemory", path: "Tools/CMemory"),
 
         // The main job: watch a live query on any database file (a thin
-        // command line over SQLiteWatchKit), or serve it (`--serve`, trait Server).
+        // command line over the library's observations, with its rendering
+        // and messages), or serve it (`--serve`, trait Server).
         .executableTarget(
             name: "sqlite-watch",
             dependencies: [
-                "ReactiveSQLite", "SQLiteWatchKit", "CMemory",
+                "ReactiveSQLite", "DatabaseRegions", "CMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "ReactiveSQLiteServer", condition: .when(traits: ["Server"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
@@ -202,13 +198,9 @@ let package = Package(
             ],
             swiftSettings: strictWarnings),
         .testTarget(
-            name: "SQLiteWatchKitTests",
-            dependencies: ["SQLiteWatchKit", "ReactiveSQLite", "TestSupport", "DatabaseTestSupport"],
-            swiftSettings: strictWarnings),
-        .testTarget(
             name: "SQLiteWatchTests",
             dependencies: [
-                "sqlite-watch", "TestSupport",
+                "sqlite-watch", "ReactiveSQLite", "TestSupport", "DatabaseTestSupport",
                 // The browser tests drive Chromium through its DevTools WebSocket.
                 .product(
                     name: "HummingbirdWSClient", package: "hummingbird-websocket",

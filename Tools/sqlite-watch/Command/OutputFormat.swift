@@ -1,4 +1,3 @@
-import SQLiteWatchKit
 import ArgumentParser
 
 /// The output formats of `--format`: `TableRenderer` and `JSONRenderer`.

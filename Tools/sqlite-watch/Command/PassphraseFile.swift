@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SQLiteWatchKit
 
 /// Reads the passphrase of `--passphrase-file`: a file, so that the
 /// passphrase never appears among the arguments of a process listing.

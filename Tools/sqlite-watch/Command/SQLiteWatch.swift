@@ -1,6 +1,5 @@
 import ArgumentParser
 import Dispatch
-import SQLiteWatchKit
 
 /// `sqlite-watch`: the command line, and what each mode runs.
 @main

@@ -1,4 +1,3 @@
-import SQLiteWatchKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -9,7 +9,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SQLiteWatchKit
 import Synchronization
 
 /// The child process that runs the demo's writer: this same executable,

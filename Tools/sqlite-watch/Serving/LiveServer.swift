@@ -7,7 +7,6 @@ import Logging
 import NIOSSL
 import ReactiveSQLite
 import ReactiveSQLiteServer
-import SQLiteWatchKit
 
 /// `sqlite-watch --serve`: the live queries of one database file, served
 /// over HTTP to browsers (a page at `/`) and programs (`/events`, `/ws`,

@@ -7,7 +7,6 @@ import Darwin
 import Foundation
 import NIOSSL
 import ReactiveSQLiteServer
-import SQLiteWatchKit
 
 /// Who may reach `--serve`, and how much of the server one may take: the
 /// options `--max-connections`, `--header-timeout`, `--allow-host` and

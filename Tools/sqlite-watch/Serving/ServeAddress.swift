@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SQLiteWatchKit
 
 /// Where `--serve` listens: `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
 /// `0.0.0.0:8080`), or a port alone for the loopback address. Port 0 picks

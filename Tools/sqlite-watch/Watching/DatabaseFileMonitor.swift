@@ -4,7 +4,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SQLiteWatchKit
 
 /// Checks, periodically, that the watched path still names the database
 /// file that was opened, and that it is still a database.

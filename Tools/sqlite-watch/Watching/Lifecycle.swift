@@ -5,7 +5,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SQLiteWatchKit
 import Synchronization
 
 /// How the process ends: every exit goes through `exit(_:)`, which runs the

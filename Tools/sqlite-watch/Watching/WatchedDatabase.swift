@@ -1,6 +1,5 @@
 import Foundation
 import ReactiveSQLite
-import SQLiteWatchKit
 
 /// How `sqlite-watch` opens the watched file, whether it prints or serves.
 enum WatchedDatabase {

@@ -6,7 +6,6 @@ import Glibc
 import Darwin
 #endif
 import ReactiveSQLite
-import SQLiteWatchKit
 
 /// Watches a query on a database file: opens it read-only with external
 /// change observation, prints the current rows, then each change.
@@ -113,7 +112,8 @@ final class Watcher {
             let sql = settings.sql
             // Any failure here (a lock) leaves the general way, which reports it.
             if let tracker = try? database.writeWithoutTransaction({ db in
-                try KeyedQueryTracker(sql: sql, inspection: inspection, in: db)
+                try KeyedQueryTracker(
+                    sql: sql, identity: inspection.identity, columnNames: inspection.columnNames, in: db)
             }) {
                 observe(with: tracker)
                 return

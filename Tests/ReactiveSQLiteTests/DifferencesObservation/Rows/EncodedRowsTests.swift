@@ -1,6 +1,5 @@
 import Foundation
-import ReactiveSQLite
-@testable import SQLiteWatchKit
+@testable import ReactiveSQLite
 import Testing
 import TestSupport
 

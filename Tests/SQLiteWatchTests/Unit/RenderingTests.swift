@@ -1,6 +1,6 @@
 import Foundation
 import ReactiveSQLite
-import SQLiteWatchKit
+@testable import sqlite_watch
 import Testing
 
 /// The table and JSON outputs, in process: the formats `--help` documents

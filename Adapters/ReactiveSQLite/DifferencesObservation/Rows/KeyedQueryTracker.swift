@@ -1,5 +1,3 @@
-import ReactiveSQLite
-
 /// Keeps the result of a query whose rows are identified by one integer
 /// column up to date after the commits of other processes, and tells what
 /// changed, without making the rows it compares into `Row` values.
@@ -92,21 +90,20 @@ package final class KeyedQueryTracker: @unchecked Sendable {
         var needsFullRefresh = false
     }
 
-    /// A tracker of `sql`, whose rows `inspection` identifies by one
-    /// column; nil when they are identified otherwise (by several columns,
-    /// or by all their values).
+    /// A tracker of `sql`, whose result columns are `columnNames` and whose
+    /// rows `identity` identifies by one column; nil when they are
+    /// identified otherwise (by several columns, or by all their values).
     ///
     /// - Parameter db: A connection outside of any transaction.
-    package init?(sql: String, inspection: QueryInspection, in db: Database) throws {
-        guard let keyIndexes = inspection.identity.columnIndexes(in: inspection.columnNames), keyIndexes.count == 1
-        else { return nil }
+    package init?(sql: String, identity: RowIdentity, columnNames: [String], in db: Database) throws {
+        guard let keyIndexes = identity.columnIndexes(in: columnNames), keyIndexes.count == 1 else { return nil }
         self.sql = sql
-        self.identity = inspection.identity
+        self.identity = identity
         self.keyIndex = keyIndexes[0]
-        self.columnNames = inspection.columnNames
-        self.rowMaker = RowMaker(columnNames: inspection.columnNames)
-        if case .primaryKey(let table, _) = inspection.identity,
-            let restrictedSQL = try Self.restrictedQuery(sql: sql, inspection: inspection, in: db),
+        self.columnNames = columnNames
+        self.rowMaker = RowMaker(columnNames: columnNames)
+        if case .primaryKey(let table, _) = identity,
+            let restrictedSQL = try Self.restrictedQuery(sql: sql, identity: identity, columnNames: columnNames, in: db),
             let tracker = try TablePageTracker(table: table, in: db)
         {
             pages = PageWay(tracker: tracker, restrictedSQL: restrictedSQL)
@@ -118,14 +115,16 @@ package final class KeyedQueryTracker: @unchecked Sendable {
 
     /// The query restricted to a list of keys, when the query qualifies
     /// for the way through pages (see the type's documentation).
-    private static func restrictedQuery(sql: String, inspection: QueryInspection, in db: Database) throws -> String? {
-        guard case .primaryKey(_, let keyColumns) = inspection.identity, keyColumns.count == 1,
-            let keyIndex = inspection.identity.columnIndexes(in: inspection.columnNames)?.first
+    private static func restrictedQuery(
+        sql: String, identity: RowIdentity, columnNames: [String], in db: Database
+    ) throws -> String? {
+        guard case .primaryKey(_, let keyColumns) = identity, keyColumns.count == 1,
+            let keyIndex = identity.columnIndexes(in: columnNames)?.first
         else { return nil }
-        let key = SQLLexer.quote(inspection.columnNames[keyIndex])
+        let key = SQLLexer.quote(columnNames[keyIndex])
         // New lines: a query that ends with a `--` comment.
         let restrictedSQL = "SELECT * FROM (\n\(sql)\n) WHERE \(key) IN (SELECT value FROM json_each(?) AS \(Self.keyListName))"
-        guard let statement = try? db.makeStatement(sql: restrictedSQL), statement.columnNames == inspection.columnNames,
+        guard let statement = try? db.makeStatement(sql: restrictedSQL), statement.columnNames == columnNames,
             try looksUpRowIDsOnly(restrictedSQL, in: db)
         else { return nil }
         return restrictedSQL
@@ -317,9 +316,9 @@ package final class KeyedQueryTracker: @unchecked Sendable {
             return PendingRefresh(outcome: .columnsChanged)
         }
         if let pages, pages.isTracking {
-            let inspection = try QueryInspection(sql: sql, keys: [], in: db)
-            let restricted = try Self.restrictedQuery(sql: sql, inspection: inspection, in: db)
-            self.pages?.isTracking = inspection.identity == identity && restricted == pages.restrictedSQL
+            let inferred = try RowIdentity.inferred(fromSQL: sql, in: db)
+            let restricted = try Self.restrictedQuery(sql: sql, identity: inferred, columnNames: columnNames, in: db)
+            self.pages?.isTracking = inferred == identity && restricted == pages.restrictedSQL
         }
         let changes = try compareAllRows(db)
         if let pages, pages.isTracking { try self.pages?.tracker.start(db, snapshot: snapshot) }

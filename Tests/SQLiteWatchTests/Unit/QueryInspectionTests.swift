@@ -1,6 +1,6 @@
 import DatabaseTestSupport
 import ReactiveSQLite
-import SQLiteWatchKit
+@testable import sqlite_watch
 import Testing
 
 /// How the tool identifies the rows of a query, and the errors of a query

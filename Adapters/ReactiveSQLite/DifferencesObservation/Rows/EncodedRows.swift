@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import ReactiveSQLite
 
 /// Rows identified by an integer key (a rowid), in ascending key order,
 /// their values kept as compact bytes rather than as `Row` values: about

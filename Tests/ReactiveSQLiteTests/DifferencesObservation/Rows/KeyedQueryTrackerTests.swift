@@ -1,7 +1,6 @@
 import DatabaseTestSupport
 import Foundation
 import ReactiveSQLite
-import SQLiteWatchKit
 import Synchronization
 import Testing
 import TestSupport
@@ -64,7 +63,9 @@ import TestSupport
 
         func tracker(_ sql: String, keys: [String] = []) throws -> KeyedQueryTracker? {
             try watcher.writeWithoutTransaction { db in
-                try KeyedQueryTracker(sql: sql, inspection: QueryInspection(sql: sql, keys: keys, in: db), in: db)
+                try KeyedQueryTracker(
+                    sql: sql, identity: keys.isEmpty ? RowIdentity.inferred(fromSQL: sql, in: db) : .columns(keys),
+                    columnNames: db.makeStatement(sql: sql).columnNames, in: db)
             }
         }
 
@@ -257,7 +258,9 @@ import TestSupport
         let watcher = try DatabaseQueue(path: test.path!, configuration: configuration)
         let sql = "SELECT * FROM item"
         let tracker = try #require(try watcher.writeWithoutTransaction { db in
-            try KeyedQueryTracker(sql: sql, inspection: QueryInspection(sql: sql, keys: [], in: db), in: db)
+            try KeyedQueryTracker(
+                sql: sql, identity: RowIdentity.inferred(fromSQL: sql, in: db),
+                columnNames: db.makeStatement(sql: sql).columnNames, in: db)
         })
         try watcher.writeWithoutTransaction { db in try tracker.start(db) }
         try test.writer.writeSQL("UPDATE item SET n = 1 WHERE id = 1")
