@@ -2,7 +2,7 @@ import DatabaseRegions
 import Testing
 
 // An update of row r with updated columns C must visit only the keys of row r
-// that watch all columns or one of C, never those that watch row r through
+// that cover all columns or one of C, never those that cover row r through
 // other columns only. `visitedEntryCount(impactedBy:)` (package access)
 // counts the index entries a query visits: the keys it returns plus the
 // entries it examines and rejects.
@@ -25,7 +25,7 @@ import Testing
         #expect(index.visitedEntryCount(impactedBy: event) == 1)
     }
 
-    @Test func anUpdateOfARowVisitsNoKeyThatWatchesOtherColumnsOfTheRow() {
+    @Test func anUpdateOfARowVisitsNoKeyThatCoversOtherColumnsOfTheRow() {
         let index = crowdedRow()
         for event in [update("player", ["bonus"], 7), update("Player", ["ID", "teamId"], 7)] {
             #expect(index.keys(impactedBy: event).isEmpty)
@@ -41,8 +41,8 @@ import Testing
         #expect(Set(index.keys(impactedBy: scoreUpdate)) == [-1, -2, -3])
         #expect(index.visitedEntryCount(impactedBy: scoreUpdate) == 3)
 
-        // A key that watches two updated columns is returned once, examined
-        // at most once per updated column it watches.
+        // A key that covers two updated columns is returned once, examined
+        // at most once per updated column it covers.
         let bothUpdate = update("player", ["score", "name"], 7)
         let keys = index.keys(impactedBy: bothUpdate)
         #expect(keys.count == 10_003)

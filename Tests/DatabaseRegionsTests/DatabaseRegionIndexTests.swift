@@ -59,7 +59,7 @@ import TestSupport
         #expect(index.keys(impactedByEventsOfKind: .delete(tableName: "x")) == ["full"])
     }
 
-    @Test func aKeyWatchingSeveralUpdatedColumnsAndRowsIsReturnedOnce() {
+    @Test func aKeyCoveringSeveralUpdatedColumnsAndRowsIsReturnedOnce() {
         var index = DatabaseRegionIndex<String>()
         index.insert(DatabaseRegion(table: "player", columns: ["a", "b"], rowIDs: [1, 2]), for: "rows")
         index.insert(DatabaseRegion(table: "player", columns: ["a", "b", "c"]), for: "table")
@@ -93,7 +93,7 @@ import TestSupport
         #expect(index.keys(impactedBy: update("player", ["score"], 2)).isEmpty)
     }
 
-    @Test func keysWatchingMoreThanSixtyFourColumnsAreFound() {
+    @Test func keysCoveringMoreThanSixtyFourColumnsAreFound() {
         var index = DatabaseRegionIndex<Int>()
         let columns = (0..<200).map { "c\($0)" }
         index.insert(DatabaseRegion(table: "wide", columns: Set(columns[0..<100])), for: 0)
@@ -108,7 +108,7 @@ import TestSupport
         #expect(index.keys(impactedBy: update("wide", ["c200"], 7)) == [])
     }
 
-    @Test func manyKeysWatchingSingleRowsOfOneTableAreFoundByRow() {
+    @Test func manyKeysCoveringSingleRowsOfOneTableAreFoundByRow() {
         var index = DatabaseRegionIndex<Int64>()
         for rowID in Int64(1)...10_000 {
             index.insert(DatabaseRegion(table: "player", columns: ["name", "score"], rowIDs: [rowID]), for: rowID)

@@ -4,7 +4,7 @@ import Testing
 // `forEachKey(impactedBy:_:)` visits the keys `keys(impactedBy:)` returns,
 // each once, in the same order. The property test compares both on random
 // indexes; these tests pin the cases where a key could come twice: a key
-// that watches several of the updated columns, of one row, of all rows, of a
+// that covers several of the updated columns, of one row, of all rows, of a
 // table wider than 64 columns, or through an event without rowid.
 
 @Suite struct DatabaseRegionIndexVisitorTests {
@@ -40,10 +40,10 @@ import Testing
         #expect(Set(visitedKeys(index, update("player", ["score", "name"], 1))) == ["full", "table", "scores", "row 1", "rows 1, 2"])
     }
 
-    /// Keys that watch several columns, each of which an update changes:
+    /// Keys that cover several columns, each of which an update changes:
     /// each key must come once, however many of its columns are updated.
     @Test(arguments: [8, 200])
-    func aKeyWatchingSeveralUpdatedColumnsIsVisitedOnce(columnCount: Int) {
+    func aKeyCoveringSeveralUpdatedColumnsIsVisitedOnce(columnCount: Int) {
         let columns = (0..<columnCount).map { "c\($0)" }
         var index = DatabaseRegionIndex<Int>()
         // Registered in an order that numbers the columns 0 ..< columnCount.

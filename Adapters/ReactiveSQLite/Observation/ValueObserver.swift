@@ -424,9 +424,14 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // MARK: - Delivering
 
     /// Hands a fetched value (or an error) to the reduction queue, in fetch
-    /// order. Once it is reduced, a fetch that waited for the reduction
-    /// (see `FetchState.unreducedValues`) starts.
+    /// order. With `coalescesWhileReducing`, once it is reduced, a fetch
+    /// that waited for the reduction (see `FetchState.unreducedValues`)
+    /// starts; without, nothing is counted.
     private func enqueue(_ fetched: Result<any Sendable, any Error>) {
+        guard coalescesWhileReducing else {
+            reductionQueue.async { [self] in reduceAndDeliver(fetched) }
+            return
+        }
         fetchState.withLock { $0.unreducedValues += 1 }
         reductionQueue.async { [self] in
             reduceAndDeliver(fetched)

@@ -1,29 +1,29 @@
-/// A watcher's place in one bucket of a `TableBuckets`.
+/// A registration's place in one bucket of a `TableBuckets`.
 ///
 /// An entry carries what a query needs to decide without looking further in
-/// the common cases: the slot to report, how many columns the watcher
-/// watches (0 for all columns, 1 needing no de-duplication), and which.
+/// the common cases: the slot to report, how many columns the registration
+/// covers (0 for all columns, 1 needing no de-duplication), and which.
 struct BucketEntry: Sendable {
-    /// The slot of the key that registered the watcher: what a query reports.
+    /// The slot of the key that registered the registration: what a query reports.
     var slot: Int32
 
-    /// The watcher, in its `TableBuckets`.
-    var watcher: Int32
+    /// The registration, in its `TableBuckets`.
+    var registration: Int32
 
-    /// Which of the watcher's memberships this entry is: the index, in the
-    /// watcher's `positions`, of this entry's position in its bucket.
+    /// Which of the registration's memberships this entry is: the index, in the
+    /// registration's `positions`, of this entry's position in its bucket.
     var membership: Int32
 
-    /// The number of columns the watcher watches, or 0 for all columns.
+    /// The number of columns the registration covers, or 0 for all columns.
     var columnCount: Int32
 
-    /// The first word of the watcher's `ColumnMask` (columns 0 ..< 64): all
-    /// of it when the table has no more than 64 watched columns, which spares
-    /// queries a look at the watcher.
+    /// The first word of the registration's `ColumnMask` (columns 0 ..< 64): all
+    /// of it when the table has no more than 64 covered columns, which spares
+    /// queries a look at the registration.
     var firstColumnWord: UInt64
 
-    /// Whether the watcher watches all the columns of the table.
-    var watchesAllColumns: Bool { columnCount == 0 }
+    /// Whether the registration covers all the columns of the table.
+    var coversAllColumns: Bool { columnCount == 0 }
 }
 
 extension Array where Element == BucketEntry {
@@ -38,7 +38,7 @@ extension Array where Element == BucketEntry {
     /// Removes the entry at `position` by moving the last entry into its place.
     ///
     /// - Returns: The entry that moved to `position`, if any, so that the
-    ///   caller updates the position its watcher remembers.
+    ///   caller updates the position its registration remembers.
     /// - Complexity: O(1).
     mutating func removeEntry(at position: Int32) -> BucketEntry? {
         let last = removeLast()

@@ -1,13 +1,13 @@
-/// The watchers of one table that share a row restriction (all rows, or
+/// The registrations of one table that share a row restriction (all rows, or
 /// some rowids), by column restriction.
 ///
-/// Every watcher of the group has exactly one entry here, in `allColumns` or
-/// in `someColumns`; a watcher of some columns also has one entry per column
-/// it watches in that column's `TableColumn`.
+/// Every registration of the group has exactly one entry here, in `allColumns` or
+/// in `someColumns`; a registration of some columns also has one entry per column
+/// it covers in that column's `TableColumn`.
 struct ColumnBuckets: Sendable {
-    /// Watchers of all the columns: every event kind on the table concerns them.
+    /// Registrations of all the columns: every event kind on the table concerns them.
     var allColumns: [BucketEntry] = []
 
-    /// Watchers of some columns, once each: insertions and deletions concern them.
+    /// Registrations of some columns, once each: insertions and deletions concern them.
     var someColumns: [BucketEntry] = []
 }

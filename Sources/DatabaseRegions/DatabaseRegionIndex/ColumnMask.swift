@@ -1,7 +1,7 @@
 /// A set of column numbers (see `TableBuckets`), one bit per column.
 ///
 /// Updated columns are gathered into a bit set of the same layout for the
-/// duration of one query, so that checking a watcher against them costs a few
+/// duration of one query, so that checking a registration against them costs a few
 /// word operations rather than hash lookups.
 struct ColumnMask: Sendable {
     /// Bit `n % 64` of word `n / 64` is set when column `n` belongs to the set.
@@ -24,9 +24,9 @@ struct ColumnMask: Sendable {
     /// Whether `column`, which both the mask and `columns` contain, is the
     /// smallest column they share.
     ///
-    /// Each column-restricted watcher is listed under each of its columns, so
+    /// Each column-restricted registration is listed under each of its columns, so
     /// a query that visits the lists of several updated columns meets a
-    /// watcher once per updated column it watches. Reporting the watcher only
+    /// registration once per updated column it covers. Reporting the registration only
     /// from the list of the first column it shares with the update reports it
     /// exactly once.
     ///

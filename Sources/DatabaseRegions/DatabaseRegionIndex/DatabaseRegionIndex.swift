@@ -17,7 +17,7 @@
 /// The answers are exactly those of a loop that asks every registered region
 /// `isModified(by:)` or `isModified(byEventsOfKind:)`, each key once. But
 /// instead of asking every region, the index keeps, for each table, the keys
-/// watching all of it, the keys watching each column, and the keys watching
+/// covering all of it, the keys covering each column, and the keys covering
 /// each row, so that an event only visits the keys it may concern. For every
 /// changed row, prefer `forEachKey(impactedBy:_:)`, which builds no array.
 ///
@@ -66,7 +66,7 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     ///   region being the sum, over its tables, of (1 + columns + rowids ×
     ///   (1 + columns)): a key restricted to rowids and columns is indexed by
     ///   (rowid, column) pair; plus O(c log c) for the c columns of `region`
-    ///   that no key watched before.
+    ///   that no key covered before.
     @inlinable
     public mutating func insert(_ region: DatabaseRegion, for key: Key) {
         if let slot = slotsByKey[key] {
@@ -112,19 +112,19 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     /// - Complexity: Expected O(1 + u + m + d), whatever the number of
     ///   registered regions, where u is the number of updated columns of an
     ///   update (0 for an insertion or a deletion), m the number of keys
-    ///   returned, and d the number of extra examinations of keys that watch
+    ///   returned, and d the number of extra examinations of keys that cover
     ///   several of the updated columns: such a key is examined once per
-    ///   updated column it watches, and returned once, so d ≤ m × (u − 1).
-    ///   Insertions, deletions, and updates that no key watches through two
+    ///   updated column it covers, and returned once, so d ≤ m × (u − 1).
+    ///   Insertions, deletions, and updates that no key covers through two
     ///   of the updated columns cost O(1 + u + m). No index can drop d in
     ///   general: one that found the keys whose columns meet the updated
     ///   ones in O(1 + u + m) would multiply a Boolean matrix (keys by
     ///   columns) by a vector (the updated columns) in time linear in its
     ///   side, which the online matrix-vector multiplication (OMv)
-    ///   conjecture rules out (Henzinger et al., STOC 2015). Keys that watch the
+    ///   conjecture rules out (Henzinger et al., STOC 2015). Keys that cover the
     ///   event's row through other columns only are not examined. Hashing
     ///   names adds time proportional to their length; for a table whose keys
-    ///   watch c > 64 distinct columns, add O(c / 64) word operations per
+    ///   cover c > 64 distinct columns, add O(c / 64) word operations per
     ///   update and per examination. An event without a rowid costs the same
     ///   as one with a rowid. Allocates nothing when no key is concerned.
     @inlinable

@@ -11,8 +11,8 @@ struct DatabaseRegionIndexStorage: Sendable {
         var region: DatabaseRegion
         /// The position of the slot in `fullDatabaseSlots`, or -1.
         var fullDatabasePosition: Int32
-        /// The region's watchers: (table name, watcher number) pairs.
-        var watchers: [(table: CaseInsensitiveName, watcher: Int32)]
+        /// The region's registrations: (table name, registration number) pairs.
+        var registrations: [(table: CaseInsensitiveName, registration: Int32)]
     }
 
     /// The records, by slot; `nil` for vacant slots.
@@ -24,7 +24,7 @@ struct DatabaseRegionIndexStorage: Sendable {
     /// The slots of full-database regions.
     private var fullDatabaseSlots: [Int32] = []
 
-    /// The buckets of each watched table.
+    /// The buckets of each covered table.
     private var tables = FlatHashTable<NameFingerprint, TableBuckets>()
 
     /// Creates an empty storage.
@@ -34,7 +34,7 @@ struct DatabaseRegionIndexStorage: Sendable {
     /// Registers a region and returns its slot.
     ///
     /// - Complexity: Expected amortized O(n), where n is the size of the region, plus O(c log c)
-    ///   for c columns not watched before on a table.
+    ///   for c columns not covered before on a table.
     @usableFromInline
     mutating func insert(_ region: DatabaseRegion) -> Int32 {
         let slot: Int32
@@ -45,12 +45,12 @@ struct DatabaseRegionIndexStorage: Sendable {
             slot = Int32(records.count)
             records.append(nil)
         }
-        var record = SlotRecord(region: region, fullDatabasePosition: -1, watchers: [])
+        var record = SlotRecord(region: region, fullDatabasePosition: -1, registrations: [])
         if let tableRegions = region.tableRegions {
-            record.watchers.reserveCapacity(tableRegions.count)
+            record.registrations.reserveCapacity(tableRegions.count)
             for (name, tableRegion) in tableRegions {
-                let watcher = uniqueTable(named: name).insertWatcher(slot: slot, region: tableRegion)
-                record.watchers.append((name, watcher))
+                let registration = uniqueTable(named: name).insertRegistration(slot: slot, region: tableRegion)
+                record.registrations.append((name, registration))
             }
         } else {
             record.fullDatabasePosition = Int32(truncatingIfNeeded: fullDatabaseSlots.count)
@@ -79,9 +79,9 @@ struct DatabaseRegionIndexStorage: Sendable {
                 records[Int(last)]!.fullDatabasePosition = Int32(truncatingIfNeeded: position)
             }
         }
-        for (table, watcher) in record.watchers {
+        for (table, registration) in record.registrations {
             let buckets = uniqueTable(named: table)
-            buckets.removeWatcher(watcher)
+            buckets.removeRegistration(registration)
             if buckets.isEmpty {
                 tables.remove(at: tablePosition(named: table.rawValue)!)
             }
@@ -130,7 +130,7 @@ struct DatabaseRegionIndexStorage: Sendable {
         return count
     }
 
-    /// The position of a table in `tables`, if it has watchers.
+    /// The position of a table in `tables`, if it has registrations.
     ///
     /// - Complexity: Expected O(1) for names of no more than eight bytes, and
     ///   O(n) for longer names, where n is their length in UTF-8 bytes.

@@ -1,4 +1,4 @@
-/// The watchers of one rowid of a table: usually one, so the first entry is
+/// The registrations of one rowid of a table: usually one, so the first entry is
 /// stored inline, sparing a query an indirection and a registration an
 /// allocation.
 ///

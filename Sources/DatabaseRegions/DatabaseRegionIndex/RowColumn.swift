@@ -1,5 +1,5 @@
 /// A (rowid, column number) pair: the key of the buckets of the
-/// column-restricted watchers of one row that watch one column.
+/// column-restricted registrations of one row that cover one column.
 struct RowColumn: Hashable, Sendable {
     var rowID: Int64
     var column: Int32

@@ -1,9 +1,9 @@
-/// Whether a watcher watches all the rows of its table or some rowids: it
-/// picks the buckets that list the watcher.
+/// Whether a registration covers all the rows of its table or some rowids: it
+/// picks the buckets that list the registration.
 enum RowRestriction: Sendable {
-    /// The watcher watches all rows.
+    /// The registration covers all rows.
     case allRows
 
-    /// The watcher watches some rowids.
+    /// The registration covers some rowids.
     case someRows
 }

@@ -1,23 +1,23 @@
 extension TableBuckets {
-    /// Calls `body` with the slot of each watcher that an event of this kind,
+    /// Calls `body` with the slot of each registration that an event of this kind,
     /// on the row `rowID` (`nil`: any row), modifies. Each slot comes once.
     ///
-    /// The order is: watchers of all columns of all rows; then, for an
-    /// insertion or a deletion, the other watchers of all rows, then the row
-    /// watchers (of all columns, then of some columns); for an update, the
-    /// watchers of all columns of the row (or, without rowid, of some rows),
-    /// then the column-restricted watchers of the row (or, without rowid, of
+    /// The order is: registrations of all columns of all rows; then, for an
+    /// insertion or a deletion, the other registrations of all rows, then the row
+    /// registrations (of all columns, then of some columns); for an update, the
+    /// registrations of all columns of the row (or, without rowid, of some rows),
+    /// then the column-restricted registrations of the row (or, without rowid, of
     /// some rows) by ascending column number, then the column-restricted
-    /// watchers of all rows by ascending column number.
+    /// registrations of all rows by ascending column number.
     ///
     /// - Complexity: Expected O(1 + u + v), where u is the number of updated
     ///   columns and v the number of entries visited: each reported slot
     ///   once, plus, for an update, one visit for each further updated
-    ///   column that a reported column-restricted watcher watches. So
+    ///   column that a reported column-restricted registration covers. So
     ///   v ≤ (reported slots) × (updated columns). The updated columns are
-    ///   looked up only when a bucket of column-restricted watchers is to be
-    ///   visited, and an update of a row never visits the watchers of that
-    ///   row that watch other columns only. For a table with c > 64 watched
+    ///   looked up only when a bucket of column-restricted registrations is to be
+    ///   visited, and an update of a row never visits the registrations of that
+    ///   row that cover other columns only. For a table with c > 64 covered
     ///   columns, add O(c / 64) word operations per update and per visit.
     ///   Allocates nothing: updated columns are gathered in a buffer on the
     ///   stack.
@@ -38,8 +38,8 @@ extension TableBuckets {
             Self.forEachSlot(in: allRows.someColumns, body)
             if let rowID {
                 if let rowPosition = rows.position(forKey: rowID) {
-                    rows.withUnsafeValue(at: rowPosition) { rowWatchers in
-                        rowWatchers.pointee.forEach { body($0.slot) }
+                    rows.withUnsafeValue(at: rowPosition) { rowRegistrations in
+                        rowRegistrations.pointee.forEach { body($0.slot) }
                     }
                 }
             } else {
@@ -48,16 +48,16 @@ extension TableBuckets {
             }
 
         case let .update(_, columnNames):
-            // Which buckets of column-restricted watchers to visit; the
+            // Which buckets of column-restricted registrations to visit; the
             // updated columns are looked up only if there is one.
             var visitsRow = false
             var rowColumnsFirstWord: UInt64 = 0
             if let rowID {
                 if let rowPosition = rows.position(forKey: rowID) {
-                    rows.withUnsafeValue(at: rowPosition) { rowWatchers in
-                        rowWatchers.pointee.allColumns?.forEach { body($0.slot) }
-                        visitsRow = rowWatchers.pointee.hasColumnRestrictedWatchers
-                        rowColumnsFirstWord = rowWatchers.pointee.someColumnsFirstWord
+                    rows.withUnsafeValue(at: rowPosition) { rowRegistrations in
+                        rowRegistrations.pointee.allColumns?.forEach { body($0.slot) }
+                        visitsRow = rowRegistrations.pointee.hasColumnRestrictedRegistrations
+                        rowColumnsFirstWord = rowRegistrations.pointee.someColumnsFirstWord
                     }
                 }
             } else {
@@ -72,7 +72,7 @@ extension TableBuckets {
         }
     }
 
-    /// Calls `body` with the slot of each column-restricted watcher that an
+    /// Calls `body` with the slot of each column-restricted registration that an
     /// update of `columnNames` concerns, once each: of the row `rowID` if
     /// given, then of some rows if `visitsSomeRows`, then of all rows if
     /// `visitsAllRows`.
@@ -103,13 +103,13 @@ extension TableBuckets {
             }
             let updatedColumns = UnsafeBufferPointer(buffer)
             if let rowID {
-                forEachSlot(ofRow: rowID, firstWord: firstWord, watchingAnyOf: updatedColumns, rejected: rejected, body)
+                forEachSlot(ofRow: rowID, firstWord: firstWord, coveringAnyOf: updatedColumns, rejected: rejected, body)
             }
             if visitsSomeRows {
-                forEachSlot(restrictedTo: .someRows, watchingAnyOf: updatedColumns, rejected: rejected, body)
+                forEachSlot(restrictedTo: .someRows, coveringAnyOf: updatedColumns, rejected: rejected, body)
             }
             if visitsAllRows {
-                forEachSlot(restrictedTo: .allRows, watchingAnyOf: updatedColumns, rejected: rejected, body)
+                forEachSlot(restrictedTo: .allRows, coveringAnyOf: updatedColumns, rejected: rejected, body)
             }
         }
     }
@@ -121,20 +121,20 @@ extension TableBuckets {
         for entry in bucket { body(entry.slot) }
     }
 
-    /// Calls `body` with the slot of each column-restricted watcher of the
-    /// row `rowID` that watches one of `updatedColumns`, once each, by
+    /// Calls `body` with the slot of each column-restricted registration of the
+    /// row `rowID` that covers one of `updatedColumns`, once each, by
     /// ascending column number. `firstWord` is the row's
-    /// `RowWatchers.someColumnsFirstWord`: updated columns 0 ..< 64 outside
+    /// `RowRegistrations.someColumnsFirstWord`: updated columns 0 ..< 64 outside
     /// it are skipped without a lookup.
     ///
     /// - Complexity: O(w + u + v), where w is the number of words of
     ///   `updatedColumns`, u the number of its columns (at most one hash
-    ///   lookup each) and v the number of (watcher, updated column) pairs
-    ///   where the watcher watches the row and the column.
+    ///   lookup each) and v the number of (registration, updated column) pairs
+    ///   where the registration covers the row and the column.
     private func forEachSlot(
         ofRow rowID: Int64,
         firstWord: UInt64,
-        watchingAnyOf updatedColumns: UnsafeBufferPointer<UInt64>,
+        coveringAnyOf updatedColumns: UnsafeBufferPointer<UInt64>,
         rejected: (() -> Void)?,
         _ body: (Int32) -> Void
     ) {
@@ -158,16 +158,16 @@ extension TableBuckets {
         }
     }
 
-    /// Calls `body` with the slot of each column-restricted watcher with the
-    /// given row restriction that watches one of `updatedColumns`, once each,
+    /// Calls `body` with the slot of each column-restricted registration with the
+    /// given row restriction that covers one of `updatedColumns`, once each,
     /// by ascending column number.
     ///
     /// - Complexity: O(w + v), where w is the number of words of
-    ///   `updatedColumns` and v the number of (watcher, updated column) pairs
-    ///   where the watcher watches the column.
+    ///   `updatedColumns` and v the number of (registration, updated column) pairs
+    ///   where the registration covers the column.
     private func forEachSlot(
         restrictedTo restriction: RowRestriction,
-        watchingAnyOf updatedColumns: UnsafeBufferPointer<UInt64>,
+        coveringAnyOf updatedColumns: UnsafeBufferPointer<UInt64>,
         rejected: (() -> Void)?,
         _ body: (Int32) -> Void
     ) {
@@ -187,16 +187,16 @@ extension TableBuckets {
         }
     }
 
-    /// Whether `column`, which the watcher of `entry` watches and `columns`
+    /// Whether `column`, which the registration of `entry` covers and `columns`
     /// contains, is the smallest column they share (see `ColumnMask`).
     @inline(__always)
     private func isFirstCommonColumn(
         _ column: Int, of entry: BucketEntry, with columns: UnsafeBufferPointer<UInt64>
     ) -> Bool {
         if columns.count == 1 {
-            // No more than 64 watched columns: the entry knows them all.
+            // No more than 64 covered columns: the entry knows them all.
             return entry.firstColumnWord & columns[0] & ((1 &<< UInt64(column)) &- 1) == 0
         }
-        return watchers[Int(entry.watcher)].columnMask.isFirstCommonColumn(column, with: columns)
+        return registrations[Int(entry.registration)].columnMask.isFirstCommonColumn(column, with: columns)
     }
 }

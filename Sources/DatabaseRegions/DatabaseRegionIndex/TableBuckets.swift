@@ -1,31 +1,31 @@
-/// The watchers of one table, bucketed so that an event finds the watchers it
+/// The registrations of one table, bucketed so that an event finds the registrations it
 /// concerns without looking at the others.
 ///
-/// A watcher is what one key registered for this table (a `TableRegion`). It
+/// A registration is what one key registered for this table (a `TableRegion`). It
 /// is listed in buckets chosen by its restrictions:
 ///
-/// | watcher   | all columns                           | some columns                                                        |
-/// |-----------|---------------------------------------|---------------------------------------------------------------------|
-/// | all rows  | `allRows.allColumns`                  | `allRows.someColumns`; `columns[c].allRows` per column c             |
-/// | some rows | `someRows.allColumns`; `rows[r].allColumns` per rowid r | `someRows.someColumns`; `columns[c].someRows` per column c; `rows[r].someColumns` per rowid r; `rowColumns[(r, c)]` per rowid r and column c |
+/// | registration | all columns                           | some columns                                                        |
+/// |--------------|---------------------------------------|---------------------------------------------------------------------|
+/// | all rows     | `allRows.allColumns`                  | `allRows.someColumns`; `columns[c].allRows` per column c             |
+/// | some rows    | `someRows.allColumns`; `rows[r].allColumns` per rowid r | `someRows.someColumns`; `columns[c].someRows` per column c; `rows[r].someColumns` per rowid r; `rowColumns[(r, c)]` per rowid r and column c |
 ///
 /// Events with a rowid look at the buckets of all rows and at `rows[rowID]`;
 /// events without one (and event kinds) at the buckets of all rows and of
 /// some rows. An update visits the buckets of the updated columns only: with
 /// a rowid, `rows[rowID].allColumns` and `rowColumns[(rowID, c)]` for each
-/// updated column c, never the watchers of the row that watch other columns
+/// updated column c, never the registrations of the row that cover other columns
 /// only.
-/// Columns are given small numbers, in the order they are first watched, so
-/// that a watcher's columns and an update's columns are bit sets
+/// Columns are given small numbers, in the order they are first covered, so
+/// that a registration's columns and an update's columns are bit sets
 /// (`ColumnMask`).
 ///
 /// Rows, (row, column) pairs and column names are found in `FlatHashTable`s,
 /// whose lookups hash with one multiplication and usually read one cache
 /// line when they find nothing, as most lookups of a row do.
 ///
-/// Each entry knows its watcher and which of the watcher's memberships it is,
-/// and each watcher knows the position of each of its entries: removing a
-/// watcher moves the last entry of each of its buckets into the hole, in O(1)
+/// Each entry knows its registration and which of the registration's memberships it is,
+/// and each registration knows the position of each of its entries: removing a
+/// registration moves the last entry of each of its buckets into the hole, in O(1)
 /// per entry.
 ///
 /// A class, so that a query reaches the buckets of a table through one
@@ -44,39 +44,39 @@ final class TableBuckets: @unchecked Sendable {
     // mutated only through `DatabaseRegionIndexStorage`'s mutating methods,
     // while uniquely referenced, and never from inside a query.
 
-    /// Watchers of all rows.
+    /// Registrations of all rows.
     @exclusivity(unchecked) private(set) var allRows = ColumnBuckets()
 
-    /// Watchers restricted to rowids, for events without a rowid.
+    /// Registrations restricted to rowids, for events without a rowid.
     @exclusivity(unchecked) private(set) var someRows = ColumnBuckets()
 
-    /// The watched columns, by column number, with their watchers.
+    /// The covered columns, by column number, with their registrations.
     @exclusivity(unchecked) private(set) var columns: [TableColumn] = []
 
-    /// Watchers restricted to rowids, for events with a rowid: each watcher
+    /// Registrations restricted to rowids, for events with a rowid: each registration
     /// is listed under each of its rowids, once.
-    @exclusivity(unchecked) private(set) var rows = FlatHashTable<Int64, RowWatchers>()
+    @exclusivity(unchecked) private(set) var rows = FlatHashTable<Int64, RowRegistrations>()
 
-    /// Watchers restricted to rowids and to some columns, for updates with a
-    /// rowid: each watcher is listed under each (rowid, column) pair it watches.
+    /// Registrations restricted to rowids and to some columns, for updates with a
+    /// rowid: each registration is listed under each (rowid, column) pair it covers.
     @exclusivity(unchecked) private(set) var rowColumns = FlatHashTable<RowColumn, RowBucket>()
 
-    /// The number of each watched column name.
+    /// The number of each covered column name.
     @exclusivity(unchecked) private var columnNumbers = FlatHashTable<NameFingerprint, Int32>()
 
-    /// The watchers, by watcher number; vacant numbers hold `TableWatcher.vacant`.
-    @exclusivity(unchecked) private(set) var watchers: [TableWatcher] = []
+    /// The registrations, by registration number; vacant numbers hold `TableRegistration.vacant`.
+    @exclusivity(unchecked) private(set) var registrations: [TableRegistration] = []
 
-    /// Watcher numbers free for reuse.
-    @exclusivity(unchecked) private var vacantWatchers: [Int32] = []
+    /// Registration numbers free for reuse.
+    @exclusivity(unchecked) private var vacantRegistrations: [Int32] = []
 
-    /// Whether the table has no watcher.
-    var isEmpty: Bool { watchers.count == vacantWatchers.count }
+    /// Whether the table has no registration.
+    var isEmpty: Bool { registrations.count == vacantRegistrations.count }
 
     /// The name of the table.
     let name: CaseInsensitiveName
 
-    /// Creates the buckets of a table that has no watcher.
+    /// Creates the buckets of a table that has no registration.
     init(name: CaseInsensitiveName) {
         self.name = name
     }
@@ -92,12 +92,12 @@ final class TableBuckets: @unchecked Sendable {
         copy.rows = rows
         copy.rowColumns = rowColumns
         copy.columnNumbers = columnNumbers
-        copy.watchers = watchers
-        copy.vacantWatchers = vacantWatchers
+        copy.registrations = registrations
+        copy.vacantRegistrations = vacantRegistrations
         return copy
     }
 
-    /// The number of a watched column.
+    /// The number of a covered column.
     ///
     /// - Complexity: Expected O(1): one lookup in a `FlatHashTable`.
     @inline(__always)
@@ -111,29 +111,29 @@ final class TableBuckets: @unchecked Sendable {
 
     /// Registers the table region of the key at `slot`.
     ///
-    /// - Returns: The watcher number, for `removeWatcher(_:)`.
+    /// - Returns: The registration number, for `removeRegistration(_:)`.
     /// - Complexity: Expected amortized O(c log c + r × (1 + c)), where c is
     ///   the number of columns and r the number of rowids.
-    func insertWatcher(slot: Int32, region: TableRegion) -> Int32 {
+    func insertRegistration(slot: Int32, region: TableRegion) -> Int32 {
         var numbers: [Int32] = []
         if let columns = region.columns {
             numbers = registerColumns(columns)
         }
         let rowIDs = region.rowIDs.map(Array.init)
-        let watcher = TableWatcher(
+        let registration = TableRegistration(
             slot: slot,
             columnNumbers: numbers,
             columnMask: ColumnMask(columnNumbers: numbers),
             rowIDs: rowIDs,
             positions: [])
-        let watcherNumber: Int32
-        if let vacant = vacantWatchers.popLast() {
-            watcherNumber = vacant
-            watchers[Int(vacant)] = watcher
+        let registrationNumber: Int32
+        if let vacant = vacantRegistrations.popLast() {
+            registrationNumber = vacant
+            registrations[Int(vacant)] = registration
         } else {
-            precondition(watchers.count < Int32.max, "DatabaseRegionIndex: too many regions")
-            watcherNumber = Int32(watchers.count)
-            watchers.append(watcher)
+            precondition(registrations.count < Int32.max, "DatabaseRegionIndex: too many regions")
+            registrationNumber = Int32(registrations.count)
+            registrations.append(registration)
         }
 
         var membership: Int32 = 0
@@ -141,10 +141,10 @@ final class TableBuckets: @unchecked Sendable {
             defer { membership += 1 }
             return BucketEntry(
                 slot: slot,
-                watcher: watcherNumber,
+                registration: registrationNumber,
                 membership: membership,
-                columnCount: watcher.entryColumnCount,
-                firstColumnWord: watcher.columnMask.words.first ?? 0)
+                columnCount: registration.entryColumnCount,
+                firstColumnWord: registration.columnMask.words.first ?? 0)
         }
         let restriction: RowRestriction = rowIDs == nil ? .allRows : .someRows
         var positions: [Int32] = []
@@ -161,7 +161,7 @@ final class TableBuckets: @unchecked Sendable {
             if let rowPosition = rows.position(forKey: rowID) {
                 positions.append(rows.updateValue(at: rowPosition) { $0.appendEntry(nextEntry()) })
             } else {
-                rows.append(RowWatchers(nextEntry()), forKey: rowID)
+                rows.append(RowRegistrations(nextEntry()), forKey: rowID)
                 positions.append(0)
             }
             for number in numbers {
@@ -174,47 +174,48 @@ final class TableBuckets: @unchecked Sendable {
                 }
             }
         }
-        watchers[Int(watcherNumber)].positions = positions
+        registrations[Int(registrationNumber)].positions = positions
         #if DATABASE_REGIONS_INTERNAL_CHECKS
         checkInvariants()
         #endif
-        return watcherNumber
+        return registrationNumber
     }
 
-    /// Unregisters a watcher.
+    /// Unregisters a registration.
     ///
     /// - Complexity: Expected amortized O(c + r × (1 + c)), where c is the
-    ///   number of columns and r the number of rowids of the watcher.
-    func removeWatcher(_ watcherNumber: Int32) {
-        let watcher = watchers[Int(watcherNumber)]
-        watchers[Int(watcherNumber)] = .vacant
-        vacantWatchers.append(watcherNumber)
+    ///   number of columns and r the number of rowids of the registration.
+    func removeRegistration(_ registrationNumber: Int32) {
+        let registration = registrations[Int(registrationNumber)]
+        registrations[Int(registrationNumber)] = .vacant
+        vacantRegistrations.append(registrationNumber)
 
-        let restriction: RowRestriction = watcher.rowIDs == nil ? .allRows : .someRows
-        var positions = watcher.positions.makeIterator()
-        if watcher.columnNumbers.isEmpty {
+        let restriction: RowRestriction = registration.rowIDs == nil ? .allRows : .someRows
+        var positions = registration.positions.makeIterator()
+        if registration.columnNumbers.isEmpty {
             let position = positions.next()!
             relocate(withColumnBuckets(restriction) { $0.allColumns.removeEntry(at: position) }, to: position)
         } else {
             let position = positions.next()!
             relocate(withColumnBuckets(restriction) { $0.someColumns.removeEntry(at: position) }, to: position)
-            for number in watcher.columnNumbers {
+            for number in registration.columnNumbers {
                 let position = positions.next()!
                 relocate(columns[Int(number)].withBucket(restriction) { $0.removeEntry(at: position) }, to: position)
             }
         }
-        let watchesAllColumns = watcher.columnNumbers.isEmpty
-        for rowID in watcher.rowIDs ?? [] {
+        let coversAllColumns = registration.columnNumbers.isEmpty
+        for rowID in registration.rowIDs ?? [] {
             let position = positions.next()!
             let rowPosition = rows.position(forKey: rowID)!
-            let (moved, emptied) = rows.updateValue(at: rowPosition) { rowWatchers in
-                (rowWatchers.removeEntry(at: position, watchesAllColumns: watchesAllColumns), rowWatchers.isEmpty)
+            let (moved, emptied) = rows.updateValue(at: rowPosition) { rowRegistrations in
+                let removed = rowRegistrations.removeEntry(at: position, coversAllColumns: coversAllColumns)
+                return (removed, rowRegistrations.isEmpty)
             }
             relocate(moved, to: position)
             if emptied {
                 rows.remove(at: rowPosition)
             }
-            for number in watcher.columnNumbers {
+            for number in registration.columnNumbers {
                 let position = positions.next()!
                 let bucketPosition = rowColumns.position(forKey: RowColumn(rowID: rowID, column: number))!
                 switch rowColumns.updateValue(at: bucketPosition, { $0.removeEntry(at: position) }) {
@@ -255,7 +256,7 @@ final class TableBuckets: @unchecked Sendable {
         return numbers
     }
 
-    /// Calls `body` with the buckets of watchers with the given row restriction, in place.
+    /// Calls `body` with the buckets of registrations with the given row restriction, in place.
     private func withColumnBuckets<Result>(
         _ restriction: RowRestriction,
         _ body: (inout ColumnBuckets) -> Result
@@ -266,10 +267,10 @@ final class TableBuckets: @unchecked Sendable {
         }
     }
 
-    /// Tells the watcher of an entry that moved within its bucket its new position.
+    /// Tells the registration of an entry that moved within its bucket its new position.
     private func relocate(_ moved: BucketEntry?, to position: Int32) {
         guard let moved else { return }
-        watchers[Int(moved.watcher)].positions[Int(moved.membership)] = position
+        registrations[Int(moved.registration)].positions[Int(moved.membership)] = position
     }
 }
 

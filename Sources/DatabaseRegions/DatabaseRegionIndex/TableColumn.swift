@@ -1,19 +1,19 @@
-/// A column that watchers of some columns of a table watch, and those watchers.
+/// A column that registrations of some columns of a table cover, and those registrations.
 ///
-/// Columns are numbered in the order they are first watched; a table keeps
+/// Columns are numbered in the order they are first covered; a table keeps
 /// its columns in an array by number.
 struct TableColumn: Sendable {
     /// The column name.
     let name: CaseInsensitiveName
 
-    /// Watchers of all rows that watch this column, among others maybe.
+    /// Registrations of all rows that cover this column, among others maybe.
     var allRows: [BucketEntry] = []
 
-    /// Watchers of some rowids that watch this column, among others maybe:
+    /// Registrations of some rowids that cover this column, among others maybe:
     /// updates without a rowid concern them.
     var someRows: [BucketEntry] = []
 
-    /// The bucket of watchers with the given row restriction.
+    /// The bucket of registrations with the given row restriction.
     func bucket(_ restriction: RowRestriction) -> [BucketEntry] {
         switch restriction {
         case .allRows: allRows
@@ -21,7 +21,7 @@ struct TableColumn: Sendable {
         }
     }
 
-    /// Calls `body` with the bucket of watchers with the given row restriction, in place.
+    /// Calls `body` with the bucket of registrations with the given row restriction, in place.
     mutating func withBucket<Result>(
         _ restriction: RowRestriction,
         _ body: (inout [BucketEntry]) -> Result

@@ -30,7 +30,7 @@
 /// The rows are kept as `EncodedRows`, not as `Row` values.
 ///
 /// `@unchecked Sendable`: it is only used in accesses of one database
-/// connection, which its queue serializes (the watcher's `DatabaseQueue`).
+/// connection, which its queue serializes (`sqlite-watch`'s `DatabaseQueue`).
 package final class KeyedQueryTracker: @unchecked Sendable {
     /// The outcome of a refresh.
     package enum Refresh: Sendable {

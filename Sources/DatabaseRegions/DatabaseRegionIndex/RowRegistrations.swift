@@ -1,30 +1,30 @@
-/// The watchers of one rowid of a table, split by column restriction so that
-/// an update of the row visits the watchers of all columns without the
-/// others (it finds the column-restricted watchers it concerns through
+/// The registrations of one rowid of a table, split by column restriction so that
+/// an update of the row visits the registrations of all columns without the
+/// others (it finds the column-restricted registrations it concerns through
 /// `TableBuckets.rowColumns`, by updated column).
 ///
-/// Every watcher of the rowid has exactly one entry here, in `allColumns` or
-/// in `someColumns`, as its `BucketEntry.watchesAllColumns` says. Positions
+/// Every registration of the rowid has exactly one entry here, in `allColumns` or
+/// in `someColumns`, as its `BucketEntry.coversAllColumns` says. Positions
 /// are those of the entry in its `RowBucket`.
-struct RowWatchers: Sendable {
-    /// Watchers of all the columns of the row: every event kind on the row
+struct RowRegistrations: Sendable {
+    /// Registrations of all the columns of the row: every event kind on the row
     /// concerns them.
     private(set) var allColumns: RowBucket?
 
-    /// Watchers of some columns of the row, once each: insertions and
+    /// Registrations of some columns of the row, once each: insertions and
     /// deletions of the row concern them.
     private(set) var someColumns: RowBucket?
 
-    /// A superset of the columns 0 ..< 64 that the watchers of `someColumns`
-    /// watch, as the first word of a `ColumnMask`: an update of the row
-    /// looks for watchers of updated columns 0 ..< 64 only where a bit is
+    /// A superset of the columns 0 ..< 64 that the registrations of `someColumns`
+    /// cover, as the first word of a `ColumnMask`: an update of the row
+    /// looks for registrations of updated columns 0 ..< 64 only where a bit is
     /// set. Removals leave bits set until `someColumns` empties; a stale bit
     /// only costs a lookup that finds nothing.
     private(set) var someColumnsFirstWord: UInt64 = 0
 
-    /// Creates the watchers of a rowid with one entry.
+    /// Creates the registrations of a rowid with one entry.
     init(_ entry: BucketEntry) {
-        if entry.watchesAllColumns {
+        if entry.coversAllColumns {
             allColumns = RowBucket(entry)
         } else {
             someColumns = RowBucket(entry)
@@ -32,15 +32,15 @@ struct RowWatchers: Sendable {
         }
     }
 
-    /// Whether the rowid has no watcher.
+    /// Whether the rowid has no registration.
     var isEmpty: Bool { allColumns == nil && someColumns == nil }
 
-    /// Whether some watcher of the rowid watches some columns only.
-    var hasColumnRestrictedWatchers: Bool { someColumns != nil }
+    /// Whether some registration of the rowid covers some columns only.
+    var hasColumnRestrictedRegistrations: Bool { someColumns != nil }
 
     /// Calls `body` with each entry, of all columns then of some columns.
     ///
-    /// - Complexity: O(number of watchers of the rowid).
+    /// - Complexity: O(number of registrations of the rowid).
     @inline(__always)
     func forEach(_ body: (BucketEntry) -> Void) {
         allColumns?.forEach(body)
@@ -52,7 +52,7 @@ struct RowWatchers: Sendable {
     ///
     /// - Complexity: Amortized O(1).
     mutating func appendEntry(_ entry: BucketEntry) -> Int32 {
-        if entry.watchesAllColumns {
+        if entry.coversAllColumns {
             return allColumns.appendEntry(entry)
         } else {
             someColumnsFirstWord |= entry.firstColumnWord
@@ -60,13 +60,13 @@ struct RowWatchers: Sendable {
         }
     }
 
-    /// Removes the entry at `position` of the bucket of watchers of all
-    /// columns (`watchesAllColumns`) or of some columns.
+    /// Removes the entry at `position` of the bucket of registrations of all
+    /// columns (`coversAllColumns`) or of some columns.
     ///
     /// - Returns: The entry that moved to `position`, if any.
     /// - Complexity: O(1).
-    mutating func removeEntry(at position: Int32, watchesAllColumns: Bool) -> BucketEntry? {
-        if watchesAllColumns {
+    mutating func removeEntry(at position: Int32, coversAllColumns: Bool) -> BucketEntry? {
+        if coversAllColumns {
             return allColumns.removeEntry(at: position)
         } else {
             defer { if someColumns == nil { someColumnsFirstWord = 0 } }
