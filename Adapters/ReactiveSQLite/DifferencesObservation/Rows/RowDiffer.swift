@@ -40,9 +40,9 @@ public struct RowDiffer {
     /// The indexes of the key columns in `columnNames`, or nil for all values.
     private var keyIndexes: [Int]?
     /// Unordered: the last result, sorted by key.
-    private var scanner: SetDifferenceScanner<KeyedRow, Key>
+    private var scanner: SetDifferenceScanner<Keyed, Key>
     /// Ordered: the last result, in result order.
-    private var orderedRows: [KeyedRow] = []
+    private var orderedRows: [Keyed] = []
 
     /// Creates a differ whose first result is `rows`.
     ///
@@ -77,7 +77,7 @@ public struct RowDiffer {
             restart(with: rows)
             return .columnsChanged
         }
-        let keyed = KeyedRow.keying(rows, by: keyIndexes)
+        let keyed = Keyed.keying(rows, by: keyIndexes)
         let difference = isOrdered ? orderedDifference(to: keyed) : setDifference(to: keyed)
         return difference.isEmpty ? .unchanged : .changed(difference)
     }
@@ -85,7 +85,7 @@ public struct RowDiffer {
     private mutating func restart(with rows: [Row]) {
         if let first = rows.first { columnNames = first.columnNames }
         keyIndexes = identity.columnIndexes(in: columnNames)
-        let keyed = KeyedRow.keying(rows, by: keyIndexes)
+        let keyed = Keyed.keying(rows, by: keyIndexes)
         if isOrdered {
             orderedRows = keyed
         } else {
@@ -113,7 +113,7 @@ public struct RowDiffer {
 
     /// A row and its key. After an update reported by the set difference,
     /// `previous` holds the row before the update.
-    struct KeyedRow {
+    struct Keyed {
         var key: Key
         var row: Row
         var previous: Row?
@@ -123,20 +123,20 @@ public struct RowDiffer {
         /// - Parameter keyIndexes: The key columns, or nil for all values.
         /// - Complexity: O(n × k), where n is the number of rows and k the
         ///   number of key columns.
-        static func keying(_ rows: [Row], by keyIndexes: [Int]?) -> [KeyedRow] {
+        static func keying(_ rows: [Row], by keyIndexes: [Int]?) -> [Keyed] {
             var occurrences: [[DatabaseValue]: Int] = [:]
             return rows.map { row in
                 let values = keyIndexes.map { $0.map { row.databaseValues[$0] } } ?? row.databaseValues
                 let occurrence = occurrences[values, default: 0]
                 occurrences[values] = occurrence + 1
-                return KeyedRow(key: Key(values: values, occurrence: occurrence), row: row)
+                return Keyed(key: Key(values: values, occurrence: occurrence), row: row)
             }
         }
     }
 
     // MARK: - Set difference
 
-    private static func makeScanner(initialElements: [KeyedRow] = []) -> SetDifferenceScanner<KeyedRow, Key> {
+    private static func makeScanner(initialElements: [Keyed] = []) -> SetDifferenceScanner<Keyed, Key> {
         SetDifferenceScanner(
             initialElements: initialElements,
             id: { $0.key },
@@ -148,7 +148,7 @@ public struct RowDiffer {
             })
     }
 
-    private mutating func setDifference(to rows: [KeyedRow]) -> RowDifference {
+    private mutating func setDifference(to rows: [Keyed]) -> RowDifference {
         let difference = scanner.diff(to: rows.sorted { $0.key < $1.key })
         return RowDifference(
             inserted: difference.inserted.map { RowDifference.Entry(row: $0.row, position: nil) },
@@ -161,7 +161,7 @@ public struct RowDiffer {
 
     // MARK: - Ordered difference
 
-    private mutating func orderedDifference(to rows: [KeyedRow]) -> RowDifference {
+    private mutating func orderedDifference(to rows: [Keyed]) -> RowDifference {
         let old = orderedRows
         orderedRows = rows
         let difference = OrderedDifference(
