@@ -55,9 +55,9 @@ enum PreUpdateChangeTracking {
     }
 
     /// The columns whose old and new values differ, plus the VIRTUAL
-    /// generated columns when any column changed (their values are in no
-    /// record, and may depend on any changed column). A value that cannot
-    /// be read counts as changed.
+    /// generated columns computed from one of them (their values are in no
+    /// record; when the columns one is computed from are unknown, any
+    /// changed column counts). A value that cannot be read counts as changed.
     private static func changedColumns(_ connection: OpaquePointer, _ info: TableHookInfo) -> Set<String> {
         var changedColumns: Set<String> = []
         for column in info.storedColumns {
@@ -71,7 +71,12 @@ enum PreUpdateChangeTracking {
             }
             if !sameRawValue(old, new) { changedColumns.insert(column.name) }
         }
-        if !changedColumns.isEmpty { changedColumns.formUnion(info.virtualColumns) }
+        guard !changedColumns.isEmpty else { return changedColumns }
+        let storedChanges = changedColumns
+        for column in info.virtualColumns
+        where column.sources.map({ !$0.isDisjoint(with: storedChanges) }) ?? true {
+            changedColumns.insert(column.name)
+        }
         return changedColumns
     }
 

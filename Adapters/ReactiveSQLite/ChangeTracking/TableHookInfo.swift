@@ -25,8 +25,10 @@ struct TableHookInfo {
     /// and `sqlite3_preupdate_new` give them (see `PreUpdateColumnLayout`).
     var storedColumns: [(old: Int32, new: Int32, name: String)]
     /// VIRTUAL generated columns: no record holds them, so an update of
-    /// any stored column counts as a potential change of each of them.
-    var virtualColumns: [String]
+    /// a stored column they are computed from (`sources`, lowercased) is a
+    /// potential change of them; of any stored column when the sources are
+    /// unknown (nil: a definition that could not be read).
+    var virtualColumns: [(name: String, sources: Set<String>?)]
     /// Every generated column, VIRTUAL or STORED: the authorizer never
     /// reports them among the columns an UPDATE sets.
     var generatedColumns: [String]
@@ -63,8 +65,9 @@ struct TableHookInfo {
         // Looked up by the schema's own spelling, byte for byte: two names
         // that differ only by Unicode normalization are two columns.
         let generated = schema.columns.map { schema.generatedColumns[CaseInsensitiveName($0)] }
-        generatedColumns = columns.indices.filter { generated[$0] != nil }.map { columns[$0] }
-        virtualColumns = columns.indices.filter { generated[$0] == false }.map { columns[$0] }
+        let generatedNames = columns.indices.filter { generated[$0] != nil }.map { columns[$0] }
+        generatedColumns = generatedNames
+        let virtualNames = columns.indices.filter { generated[$0] == false }.map { columns[$0] }
         let layout = schema.isWithoutRowID ? PreUpdateColumnLayout.withoutRowIDTables : .rowIDTables
         var storedColumns: [(old: Int32, new: Int32, name: String)] = []
         for (tableIndex, column) in columns.enumerated() where generated[tableIndex] != false {
@@ -95,6 +98,18 @@ struct TableHookInfo {
                 UNION ALL SELECT type, sql FROM sqlite_master WHERE tbl_name = ?1 COLLATE NOCASE
                 """,
             arguments: [schema.name])
+        if virtualNames.isEmpty {
+            virtualColumns = []
+        } else {
+            // The table's own definition: the temporary one first, as it hides the main one.
+            let createTable = definitions?.first { row in (try? row[0] as String) == "table" }
+                .flatMap { row in (try? row[1] as String?) ?? nil }
+            let dependencies = createTable.flatMap {
+                GeneratedColumnDependencies(
+                    createTableSQL: $0, columns: columns, generatedColumns: generatedNames)
+            }
+            virtualColumns = virtualNames.map { name in (name, dependencies?.columns(of: name)) }
+        }
         mayFailKeepingChanges =
             definitions?.contains { row in
                 let definition: String? = (try? row[1] as String?) ?? nil

@@ -70,7 +70,7 @@ import Testing
             let info = TableHookInfo(schema: schema, database: db, readsReplaceResolution: false)
             #expect(info.generatedColumns.count == 1)
             #expect(info.virtualColumns.count == 1)
-            #expect(info.virtualColumns.first.map { SQLiteIdentifier.areEqual($0, Self.precomposed) } == true)
+            #expect(info.virtualColumns.first.map { SQLiteIdentifier.areEqual($0.name, Self.precomposed) } == true)
         }
     }
 }

@@ -1,0 +1,198 @@
+/// The columns each generated column of a table is computed from, read from
+/// the table's `CREATE TABLE` statement.
+///
+/// SQLite tells neither the hooks nor the authorizer which columns a
+/// generated column reads (reading one is authorized as reading that
+/// column alone), so the definition is parsed: each column definition of
+/// the table's column list whose top level holds `AS (expr)` is a generated
+/// column, and the identifiers of `expr` (bare or quoted) that name columns
+/// of the table are the columns it is computed from. Naming more columns
+/// than the expression reads (a function whose name is also a column's) is
+/// safe: it only tells observers of potential changes.
+///
+/// A generated column may read other generated columns: `columns(of:)`
+/// follows them down to stored columns (SQLite refuses cycles).
+struct GeneratedColumnDependencies {
+    /// The columns each generated column's expression names, lowercased,
+    /// by lowercased generated column name.
+    private var direct: [String: Set<String>] = [:]
+
+    /// Parses `sql`, the `CREATE TABLE` statement of a table whose columns
+    /// are `columns` (lowercased). Nil when the statement cannot be read
+    /// as expected: then any change may change every generated column.
+    ///
+    /// - Complexity: O(n) in the length of the statement.
+    init?(createTableSQL sql: String, columns: [String], generatedColumns: [String]) {
+        let tokens = Self.tokens(of: sql)
+        guard let open = tokens.firstIndex(of: .open) else { return nil }
+        let known = Set(columns)
+        var depth = 0
+        var definition: [Token] = []
+        var index = open + 1
+        while index < tokens.count {
+            let token = tokens[index]
+            index += 1
+            switch token {
+            case .open: depth += 1
+            case .close where depth == 0:
+                guard record(definition, known: known) else { return nil }
+                definition = []
+                index = tokens.count
+                continue
+            case .close: depth -= 1
+            case .comma where depth == 0:
+                guard record(definition, known: known) else { return nil }
+                definition = []
+                continue
+            default: break
+            }
+            definition.append(token)
+        }
+        // Every generated column the schema knows must have been found.
+        guard generatedColumns.allSatisfy({ direct[$0] != nil }) else { return nil }
+    }
+
+    /// Records the dependencies of one definition of the column list, when
+    /// it is a generated column. False when it looks generated but cannot
+    /// be read.
+    private mutating func record(_ definition: [Token], known: Set<String>) -> Bool {
+        guard case .identifier(let name)? = definition.first, known.contains(name) else { return true }
+        // `AS (` at the top level of the definition: `CAST(x AS t)` in a
+        // DEFAULT or CHECK is inside parentheses.
+        var depth = 0
+        var start: Int?
+        for (offset, token) in definition.enumerated() {
+            switch token {
+            case .open: depth += 1
+            case .close: depth -= 1
+            case .identifier("as") where depth == 0:
+                if offset + 1 < definition.count, definition[offset + 1] == .open { start = offset + 2 }
+            default: break
+            }
+            if start != nil { break }
+        }
+        guard let start else { return true }
+        depth = 0
+        var names: Set<String> = []
+        for token in definition[start...] {
+            switch token {
+            case .open: depth += 1
+            case .close:
+                if depth == 0 {
+                    // Two names that Swift finds equal (Unicode
+                    // normalization) but SQLite does not: unreadable.
+                    guard direct[name] == nil else { return false }
+                    direct[name] = names
+                    return true
+                }
+                depth -= 1
+            case .identifier(let word) where known.contains(word): names.insert(word)
+            default: break
+            }
+        }
+        return false
+    }
+
+    /// The stored columns `column` is computed from, lowercased, following
+    /// generated columns it reads; nil when `column` is not a generated
+    /// column.
+    func columns(of column: String) -> Set<String>? {
+        guard direct[column] != nil else { return nil }
+        var result: Set<String> = []
+        var visited: Set<String> = [column]
+        var pending = [column]
+        while let next = pending.popLast() {
+            for name in direct[next] ?? [] {
+                if direct[name] != nil {
+                    if visited.insert(name).inserted { pending.append(name) }
+                } else {
+                    result.insert(name)
+                }
+            }
+        }
+        return result
+    }
+
+    // MARK: - Tokens
+
+    enum Token: Equatable {
+        /// A bare word or a quoted identifier, unquoted and lowercased.
+        case identifier(String)
+        case open
+        case close
+        case comma
+        /// Anything else: literals, operators.
+        case other
+    }
+
+    /// The tokens of `sql`, comments skipped. Strings in single quotes are
+    /// literals; double quotes, backquotes and brackets quote identifiers.
+    static func tokens(of sql: String) -> [Token] {
+        let bytes = Array(sql.utf8)
+        var tokens: [Token] = []
+        var index = 0
+        func isWordByte(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        /// The quoted text from `index` (after the opening quote) to
+        /// `terminator`, a doubled terminator standing for one.
+        func quoted(_ terminator: UInt8, doubles: Bool) -> String {
+            var text: [UInt8] = []
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                if byte == terminator {
+                    if doubles, index < bytes.count, bytes[index] == terminator {
+                        text.append(byte)
+                        index += 1
+                        continue
+                    }
+                    break
+                }
+                text.append(byte)
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "("): tokens.append(.open); index += 1
+            case UInt8(ascii: ")"): tokens.append(.close); index += 1
+            case UInt8(ascii: ","): tokens.append(.comma); index += 1
+            case UInt8(ascii: "'"):
+                index += 1
+                _ = quoted(UInt8(ascii: "'"), doubles: true)
+                tokens.append(.other)
+            case UInt8(ascii: "\""), UInt8(ascii: "`"):
+                index += 1
+                tokens.append(.identifier(quoted(byte, doubles: true).lowercasedIdentifier))
+            case UInt8(ascii: "["):
+                index += 1
+                tokens.append(.identifier(quoted(UInt8(ascii: "]"), doubles: false).lowercasedIdentifier))
+            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
+            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                index += 2
+                while index + 1 < bytes.count && !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
+                    index += 1
+                }
+                index += 2
+            case _ where isWordByte(byte):
+                let start = index
+                while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
+                let word = String(decoding: bytes[start..<index], as: UTF8.self)
+                // A number (`2`, `1e3`) is not a name.
+                let isNumber = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                tokens.append(isNumber ? .other : .identifier(word.lowercasedIdentifier))
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0x0C:
+                index += 1
+            default:
+                tokens.append(.other)
+                index += 1
+            }
+        }
+        return tokens
+    }
+}
