@@ -10,9 +10,10 @@ import ReactiveSQLite
 /// result and its difference from the previous one become a `LiveRevision`
 /// (the difference rendered once), on the observation's own queue; then each
 /// subscriber is woken, and computes what it sends from the rows it last
-/// sent. Nobody waits for a subscriber. Commits that come while a result is
-/// diffed and rendered coalesce into the next fetch: memory holds at most
-/// two results beside the latest revision.
+/// sent. Nobody waits for a subscriber. Results fetched while one is
+/// diffed and rendered replace each other until the queue is free: memory
+/// holds at most three results beside the latest revision, whatever the
+/// rate of commits.
 final class SharedLiveQuery: Sendable {
     struct Key: Hashable, Sendable {
         var name: String
@@ -68,23 +69,28 @@ final class SharedLiveQuery: Sendable {
             arguments: StatementArguments(key.arguments.mapValues { $0 as (any DatabaseValueConvertible)? }),
             identifiedBy: query.keyColumns.isEmpty ? nil : .columns(query.keyColumns),
             isOrdered: query.isOrdered)
-        // Delivered on the observation's queue, where the next result waits
-        // for this one to be handled.
-        let cancellable = observation.start(
-            in: reader, scheduling: .observationQueue,
-            onError: { [weak self] error in
-                guard let self else { return }
-                self.fail(.error(error), String(describing: error), onFailure: onFailure)
-            },
-            onChange: { [weak self] value in
-                self?.receive(value, onFailure: onFailure)
-            })
-        let cancelled: AnyDatabaseCancellable? = state.withLock { state in
-            if state.isStopped { return cancellable }
-            state.cancellable = cancellable
-            return nil
+        // `start` waits for the writer (it registers the observation and
+        // fetches the first rows there): not on the caller's thread, which
+        // serves requests.
+        DispatchQueue.global().async { [self] in
+            // Delivered on the observation's queue, where the next result
+            // waits for this one to be handled.
+            let cancellable = observation.start(
+                in: reader, scheduling: .observationQueue,
+                onError: { [weak self] error in
+                    guard let self else { return }
+                    self.fail(.error(error), String(describing: error), onFailure: onFailure)
+                },
+                onChange: { [weak self] value in
+                    self?.receive(value, onFailure: onFailure)
+                })
+            let cancelled: AnyDatabaseCancellable? = state.withLock { state in
+                if state.isStopped { return cancellable }
+                state.cancellable = cancellable
+                return nil
+            }
+            cancelled?.cancel()
         }
-        cancelled?.cancel()
     }
 
     /// On the observation's queue: a new result.

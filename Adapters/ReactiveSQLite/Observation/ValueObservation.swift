@@ -54,9 +54,9 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// The closures of `handleEvents` that do not depend on the value
     /// (`didReceiveValue` is in the reducer).
     var events = ObservationEvents()
-    /// Whether a fetch waits while two fetched values wait for their
-    /// reduction (see `coalescingWhileReducing()`); false: a queue fetches
-    /// before the next write whatever the reductions.
+    /// Whether a fetched value that waits for the reduction queue is
+    /// replaced by a newer one (see `coalescingWhileReducing()`); false:
+    /// every fetched value is reduced.
     var coalescesWhileReducing = false
 
     init(
@@ -129,13 +129,14 @@ public struct ValueObservation<Value: Sendable>: Sendable {
         return observation
     }
 
-    /// This observation, whose commits coalesce into the next fetch while
-    /// its reductions lag: a fetch starts only when at most one fetched
-    /// value waits for its reduction (and, with `.observationQueue`, for
-    /// its delivery). For reducers slower than commits (the difference of
-    /// large results), so that memory holds at most two fetched values
-    /// instead of one per commit. On a queue, a fetch may then run after a
-    /// later write, which it sees too.
+    /// This observation, whose fetched values coalesce while its reductions
+    /// lag: a fetched value that still waits for the reduction queue (and,
+    /// with `.observationQueue`, for its delivery) is replaced by the next
+    /// one, so that the reducer goes from the value it reduced last to the
+    /// newest. For reducers slower than commits that accept any committed
+    /// state (the difference of whole results): memory holds the value
+    /// reduced, one waiting and one fetched, instead of one per commit, and
+    /// the newest state is reduced as soon as the reducer is free.
     func coalescingWhileReducing() -> Self {
         var observation = self
         observation.coalescesWhileReducing = true

@@ -68,13 +68,12 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         /// A fetch waits for `fetchInterval` to pass: a timer will look
         /// again (one at a time).
         var waitsForInterval = false
-        /// Fetched values handed to the reduction queue and not reduced yet.
-        /// With `ValueObservation.coalescesWhileReducing`, a fetch starts
-        /// only while there is at most one: when reductions (a difference
-        /// of large results) are slower than commits, the commits coalesce
-        /// into the next fetch instead of queueing a fetched value each, so
-        /// memory holds at most two values.
-        var unreducedValues = 0
+        /// With `ValueObservation.coalescesWhileReducing`: the fetched value
+        /// that waits for the reduction queue, if any. A newer one replaces
+        /// it: when reductions (a difference of large results) are slower
+        /// than fetches, the values in between are never reduced, and
+        /// memory holds one waiting value besides the one reduced.
+        var waitingValue: Result<any Sendable, any Error>?
     }
     private let fetchState = LockedState(FetchState())
 
@@ -263,9 +262,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         let now: ContinuousClock.Instant? = fetchInterval == nil ? nil : .now
         var intervalEnd: ContinuousClock.Instant?
         let changes = fetchState.withLock { state -> RefetchChanges? in
-            guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange,
-                !coalescesWhileReducing || state.unreducedValues < 2
-            else { return nil }
+            guard !state.isFinished, !state.isFetching, state.latestChange > state.fetchedChange else { return nil }
             if let fetchInterval, let now, let start = state.lastFetchStart, now < start + fetchInterval {
                 // Throttled: a timer fetches when the interval ends.
                 if !state.waitsForInterval {
@@ -424,24 +421,24 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     // MARK: - Delivering
 
     /// Hands a fetched value (or an error) to the reduction queue, in fetch
-    /// order. With `coalescesWhileReducing`, once it is reduced, a fetch
-    /// that waited for the reduction (see `FetchState.unreducedValues`)
-    /// starts; without, nothing is counted.
+    /// order. With `coalescesWhileReducing`, a value that still waits for
+    /// the queue is replaced by this newer one (see `FetchState.waitingValue`).
     private func enqueue(_ fetched: Result<any Sendable, any Error>) {
         guard coalescesWhileReducing else {
             reductionQueue.async { [self] in reduceAndDeliver(fetched) }
             return
         }
-        fetchState.withLock { $0.unreducedValues += 1 }
+        let schedules = fetchState.withLock { state -> Bool in
+            defer { state.waitingValue = fetched }
+            return state.waitingValue == nil
+        }
+        guard schedules else { return }
         reductionQueue.async { [self] in
-            reduceAndDeliver(fetched)
-            let isFetchDue = fetchState.withLock { state -> Bool in
-                state.unreducedValues -= 1
-                return !state.isFinished && !state.isFetching && state.latestChange > state.fetchedChange
+            let latest = fetchState.withLock { state -> Result<any Sendable, any Error>? in
+                defer { state.waitingValue = nil }
+                return state.waitingValue
             }
-            if isFetchDue {
-                host.writer.asyncWithoutWaiting { [self] db in fetchIfDue(db) }
-            }
+            if let latest { reduceAndDeliver(latest) }
         }
     }
 

@@ -77,19 +77,19 @@ public struct RowDiffer {
             restart(with: rows)
             return .columnsChanged
         }
-        let keyed = Keyed.keying(rows, by: keyIndexes)
-        let difference = isOrdered ? orderedDifference(to: keyed) : setDifference(to: keyed)
+        let difference = isOrdered
+            ? orderedDifference(to: Keyed.keying(rows, by: keyIndexes))
+            : setDifference(to: Keyed.sortedByKey(rows, by: keyIndexes))
         return difference.isEmpty ? .unchanged : .changed(difference)
     }
 
     private mutating func restart(with rows: [Row]) {
         if let first = rows.first { columnNames = first.columnNames }
         keyIndexes = identity.columnIndexes(in: columnNames)
-        let keyed = Keyed.keying(rows, by: keyIndexes)
         if isOrdered {
-            orderedRows = keyed
+            orderedRows = Keyed.keying(rows, by: keyIndexes)
         } else {
-            scanner = Self.makeScanner(initialElements: keyed.sorted { $0.key < $1.key })
+            scanner = Self.makeScanner(initialElements: Keyed.sortedByKey(rows, by: keyIndexes))
         }
     }
 
@@ -126,11 +126,35 @@ public struct RowDiffer {
         static func keying(_ rows: [Row], by keyIndexes: [Int]?) -> [Keyed] {
             var occurrences: [[DatabaseValue]: Int] = [:]
             return rows.map { row in
-                let values = keyIndexes.map { $0.map { row.databaseValues[$0] } } ?? row.databaseValues
+                let values = keyValues(of: row, keyIndexes)
                 let occurrence = occurrences[values, default: 0]
                 occurrences[values] = occurrence + 1
                 return Keyed(key: Key(values: values, occurrence: occurrence), row: row)
             }
+        }
+
+        /// The rows of one result keyed as `keying(_:by:)` does, sorted by
+        /// key: one sort by key values and result order, then a pass that
+        /// numbers the rows with equal values, with no dictionary of keys.
+        ///
+        /// - Complexity: O(n log n × k).
+        static func sortedByKey(_ rows: [Row], by keyIndexes: [Int]?) -> [Keyed] {
+            // The occurrence holds the result order while sorting.
+            var keyed = rows.enumerated().map { offset, row in
+                Keyed(key: Key(values: keyValues(of: row, keyIndexes), occurrence: offset), row: row)
+            }
+            keyed.sort { $0.key < $1.key }
+            var rank = 0
+            for index in keyed.indices {
+                rank = index > 0 && keyed[index].key.values == keyed[index - 1].key.values ? rank + 1 : 0
+                keyed[index].key.occurrence = rank
+            }
+            return keyed
+        }
+
+        private static func keyValues(of row: Row, _ keyIndexes: [Int]?) -> [DatabaseValue] {
+            let values = row.databaseValues
+            return keyIndexes.map { $0.map { values[$0] } } ?? values
         }
     }
 
@@ -148,8 +172,9 @@ public struct RowDiffer {
             })
     }
 
+    /// - Parameter rows: Sorted by key.
     private mutating func setDifference(to rows: [Keyed]) -> RowDifference {
-        let difference = scanner.diff(to: rows.sorted { $0.key < $1.key })
+        let difference = scanner.diff(to: rows)
         return RowDifference(
             inserted: difference.inserted.map { RowDifference.Entry(row: $0.row, position: nil) },
             // The scanner's `updateElement` sets `previous` on every update.

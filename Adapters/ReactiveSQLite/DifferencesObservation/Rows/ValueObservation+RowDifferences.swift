@@ -29,10 +29,16 @@ extension ValueObservation where Value == RowsWithDifference {
     /// the same order when `isOrdered`) deliver nothing. When the query's
     /// result columns change, the value is
     /// ``RowsWithDifference/Change/columnsChanged`` and the identity is
-    /// inferred again. The rows are compared by a `RowDiffer`; commits made
-    /// while a difference is computed coalesce into the next fetch.
+    /// inferred again. The rows are compared by a `RowDiffer`; results
+    /// fetched while a difference is computed replace each other, so that
+    /// the next difference goes to the newest one.
     /// Scheduling, cancellation, errors and `values(in:)` are those of every
     /// `ValueObservation`.
+    ///
+    /// The observation fails (`onError`, or the error of `values(in:)`) with
+    /// the `DatabaseError` of SQL that does not compile or whose fetch
+    /// fails, and with a `DatabaseError` `SQLITE_MISUSE` when the statement
+    /// is not a read that returns rows (it is never run).
     ///
     /// - Parameters:
     ///   - sql: One read-only statement.
@@ -61,6 +67,14 @@ extension ValueObservation where Value == RowsWithDifference {
             tracking: .regions([request]),
             fetch: { db in
                 let statement = try db.cachedStatement(sql: sql)
+                // The fetch runs the statement after each commit: it must
+                // change nothing.
+                guard statement.isReadOnly, statement.columnCount > 0 else {
+                    throw DatabaseError(
+                        resultCode: .SQLITE_MISUSE,
+                        message: "trackingRowDifferences observes a read-only statement that returns rows",
+                        sql: sql)
+                }
                 let columnNames = statement.columnNames
                 let rowIdentity: RowIdentity
                 if let identity {
