@@ -51,7 +51,9 @@ public struct Configuration: Sendable {
         /// With the pre-update hook, observers know old and new values: an
         /// UPDATE that changes no value is not a change, a row whose rowid
         /// changes is seen under both rowids, rows deleted by `INSERT OR
-        /// REPLACE` are seen as deletions, and WITHOUT ROWID tables are observed.
+        /// REPLACE` are seen as deletions, WITHOUT ROWID tables are observed,
+        /// and a VIRTUAL generated column changes only with the columns it is
+        /// computed from.
         case automatic
         /// SQLite's update hook only, as on a library built without the
         /// pre-update hook: every UPDATE of an observed column is a potential
