@@ -52,17 +52,10 @@ public enum ValueText {
     /// `\t`, `\u{1B}`. Also for column names, which a query chooses.
     public static func escapingControlCharacters(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where isControl(scalar): result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        return text.unicodeScalars.map { scalar in
+            guard isControl(scalar) else { return String(scalar) }
+            return namedEscapes[scalar] ?? "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        }.joined()
     }
 
     /// The valid UTF-8 parts of `bytes` as text (control characters
@@ -90,6 +83,9 @@ public enum ValueText {
         }
         return result + escapingControlCharacters(String(decoding: valid, as: UTF8.self))
     }
+
+    /// The control characters written as in Swift and C literals.
+    private static let namedEscapes: [Unicode.Scalar: String] = ["\n": "\\n", "\r": "\\r", "\t": "\\t"]
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)

@@ -56,6 +56,7 @@ public enum RowJSON {
     /// megabyte, for results too large to hold as one string.
     ///
     /// - Parameters:
+    ///   - columnNames: The result's columns (the keys of each object).
     ///   - batches: The rows, in order, a batch at a time.
     ///   - write: Called with each part of the text, in order; returns false
     ///     to stop.
