@@ -121,77 +121,23 @@ struct GeneratedColumnDependencies {
         case open
         case close
         case comma
-        /// Anything else: literals, operators.
+        /// A semicolon.
         case other
     }
 
-    /// The tokens of `sql`, comments skipped. Strings in single quotes are
-    /// literals; double quotes, backquotes and brackets quote identifiers.
+    /// The tokens of `sql` that the parse looks at, as `SQLLexer` reads
+    /// them (string literals and comments skipped).
     static func tokens(of sql: String) -> [Token] {
-        let bytes = Array(sql.utf8)
         var tokens: [Token] = []
-        var index = 0
-        func isWordByte(_ byte: UInt8) -> Bool {
-            byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
-                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-        }
-        /// The quoted text from `index` (after the opening quote) to
-        /// `terminator`, a doubled terminator standing for one.
-        func quoted(_ terminator: UInt8, doubles: Bool) -> String {
-            var text: [UInt8] = []
-            while index < bytes.count {
-                let byte = bytes[index]
-                index += 1
-                if byte == terminator {
-                    if doubles, index < bytes.count, bytes[index] == terminator {
-                        text.append(byte)
-                        index += 1
-                        continue
-                    }
-                    break
-                }
-                text.append(byte)
+        _ = SQLLexer.visitTokens(of: sql) { token in
+            switch token {
+            case .word(let word), .quotedIdentifier(let word): tokens.append(.identifier(word.lowercasedIdentifier))
+            case .openingParenthesis: tokens.append(.open)
+            case .closingParenthesis: tokens.append(.close)
+            case .comma: tokens.append(.comma)
+            case .semicolon: tokens.append(.other)
             }
-            return String(decoding: text, as: UTF8.self)
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "("): tokens.append(.open); index += 1
-            case UInt8(ascii: ")"): tokens.append(.close); index += 1
-            case UInt8(ascii: ","): tokens.append(.comma); index += 1
-            case UInt8(ascii: "'"):
-                index += 1
-                _ = quoted(UInt8(ascii: "'"), doubles: true)
-                tokens.append(.other)
-            case UInt8(ascii: "\""), UInt8(ascii: "`"):
-                index += 1
-                tokens.append(.identifier(quoted(byte, doubles: true).lowercasedIdentifier))
-            case UInt8(ascii: "["):
-                index += 1
-                tokens.append(.identifier(quoted(UInt8(ascii: "]"), doubles: false).lowercasedIdentifier))
-            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
-                while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
-            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
-                index += 2
-                while index + 1 < bytes.count && !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
-                    index += 1
-                }
-                index += 2
-            case _ where isWordByte(byte):
-                let start = index
-                while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
-                let word = String(decoding: bytes[start..<index], as: UTF8.self)
-                // A number (`2`, `1e3`) is not a name.
-                let isNumber = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                tokens.append(isNumber ? .other : .identifier(word.lowercasedIdentifier))
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0x0C:
-                index += 1
-            default:
-                tokens.append(.other)
-                index += 1
-            }
+            return true
         }
         return tokens
     }

@@ -30,7 +30,9 @@ package enum SQLLexer {
             case .semicolon:
                 return false
             case .word(let word):
-                return !nonLocalKeywords.contains(word)
+                return !nonLocalKeywords.contains(word.uppercased())
+            case .quotedIdentifier, .comma:
+                return true
             }
         }
         return completed && depth == 0
@@ -42,7 +44,7 @@ package enum SQLLexer {
     /// - Complexity: O(n), where n is the length of `sql`.
     static func containsKeyword(_ keyword: String, in sql: String) -> Bool {
         !visitTokens(of: sql) { token in
-            if case .word(let word) = token, word == keyword { return false }
+            if case .word(let word) = token, word.uppercased() == keyword { return false }
             return true
         }
     }
@@ -56,26 +58,29 @@ package enum SQLLexer {
         var words: [String] = []
         _ = visitTokens(of: sql) { token in
             guard case .word(let word) = token else { return false }
-            words.append(word)
+            words.append(word.uppercased())
             return words.count < count
         }
         return words
     }
 
-    /// What `visitTokens(of:_:)` reports: the tokens that the scans above
-    /// look at. Literals, quoted identifiers and comments are skipped.
-    private enum Token {
-        /// A keyword or bare identifier, uppercased.
+    /// What `visitTokens(of:_:)` reports: the tokens that the scans look
+    /// at. String literals, comments and other punctuation are skipped.
+    enum Token {
+        /// A keyword, a bare identifier or a number, as written.
         case word(String)
+        /// An identifier in double quotes, backquotes or brackets, unquoted.
+        case quotedIdentifier(String)
         case openingParenthesis
         case closingParenthesis
+        case comma
         case semicolon
     }
 
     /// Visits the tokens of `sql` in order until `visit` returns false.
     ///
     /// - Returns: Whether every token was visited.
-    private static func visitTokens(of sql: String, _ visit: (Token) -> Bool) -> Bool {
+    static func visitTokens(of sql: String, _ visit: (Token) -> Bool) -> Bool {
         let bytes = Array(sql.utf8)
         var index = 0
         func isWordByte(_ byte: UInt8) -> Bool {
@@ -83,28 +88,35 @@ package enum SQLLexer {
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
         }
-        /// Skips to after the closing `terminator` (doubled: an escape).
-        func skipQuoted(_ terminator: UInt8) {
+        /// Skips to after the closing `terminator` (doubled: an escape),
+        /// and returns the quoted text, escapes undone.
+        func skipQuoted(_ terminator: UInt8) -> String {
             index += 1
+            var text: [UInt8] = []
             while index < bytes.count {
                 if bytes[index] == terminator {
                     if index + 1 < bytes.count, bytes[index + 1] == terminator, terminator != UInt8(ascii: "]") {
+                        text.append(terminator)
                         index += 2
                         continue
                     }
                     index += 1
-                    return
+                    break
                 }
+                text.append(bytes[index])
                 index += 1
             }
+            return String(decoding: text, as: UTF8.self)
         }
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
-            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
-                skipQuoted(byte)
+            case UInt8(ascii: "'"):
+                _ = skipQuoted(byte)
+            case UInt8(ascii: "\""), UInt8(ascii: "`"):
+                if !visit(.quotedIdentifier(skipQuoted(byte))) { return false }
             case UInt8(ascii: "["):
-                skipQuoted(UInt8(ascii: "]"))
+                if !visit(.quotedIdentifier(skipQuoted(UInt8(ascii: "]")))) { return false }
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
                 while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
             case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
@@ -124,6 +136,9 @@ package enum SQLLexer {
             case UInt8(ascii: ";"):
                 index += 1
                 if !visit(.semicolon) { return false }
+            case UInt8(ascii: ","):
+                index += 1
+                if !visit(.comma) { return false }
             default:
                 guard isWordByte(byte) else {
                     index += 1
@@ -131,7 +146,7 @@ package enum SQLLexer {
                 }
                 let start = index
                 while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
-                if !visit(.word(String(decoding: bytes[start..<index], as: UTF8.self).uppercased())) { return false }
+                if !visit(.word(String(decoding: bytes[start..<index], as: UTF8.self))) { return false }
             }
         }
         return true
