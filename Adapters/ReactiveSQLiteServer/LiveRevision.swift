@@ -12,13 +12,13 @@ final class LiveRevision: Sendable {
     let id: String
     let number: Int
     let columnNames: [String]
-    let rows: [Row]
+    let rows: ResultRows
     /// The difference from revision `number - 1`, as a JSON line; nil when
     /// this revision starts anew (the first one, or new result columns).
     let diffFromPrevious: String?
     private let rowsJSON = LockedState<String?>(nil)
 
-    init(epoch: String, number: Int, columnNames: [String], rows: [Row], diffFromPrevious: String?) {
+    init(epoch: String, number: Int, columnNames: [String], rows: ResultRows, diffFromPrevious: String?) {
         self.id = "\(epoch)-\(number)"
         self.number = number
         self.columnNames = columnNames

@@ -7,7 +7,7 @@ import TestSupport
 @Suite(.timeLimit(.minutes(3)))
 struct WatchingTests {
     /// In WAL mode, the rows of the pages a commit wrote are read again
-    /// (see `KeyedQueryTracker`); in rollback mode, the whole result, compared as bytes.
+    /// (see `ValueObservation.trackingRowDifferences`); in rollback mode, the whole result, compared as bytes.
     @Test(arguments: ["delete", "wal"])
     func theTablePrintsTheRowsThenInsertedUpdatedAndDeletedRows(journalMode: String) async throws {
         let database = try await WatchedDatabase.players(journalMode: journalMode)
@@ -44,7 +44,7 @@ struct WatchingTests {
     }
 
     /// In WAL mode, the rows of the pages a commit wrote are read again
-    /// (see `KeyedQueryTracker`); in rollback mode, the whole result, compared as bytes.
+    /// (see `ValueObservation.trackingRowDifferences`); in rollback mode, the whole result, compared as bytes.
     @Test(arguments: ["delete", "wal"])
     func jsonPrintsOneObjectPerLine(journalMode: String) async throws {
         let database = try await WatchedDatabase.players(journalMode: journalMode)
@@ -133,7 +133,7 @@ struct WatchingTests {
     }
 
     /// In WAL mode, the rows of the pages a commit wrote are read again
-    /// (see `KeyedQueryTracker`); in rollback mode, the whole result, compared as bytes.
+    /// (see `ValueObservation.trackingRowDifferences`); in rollback mode, the whole result, compared as bytes.
     @Test(arguments: ["delete", "wal"])
     func countExitsAfterThatManyChanges(journalMode: String) async throws {
         let database = try await WatchedDatabase.players(journalMode: journalMode)

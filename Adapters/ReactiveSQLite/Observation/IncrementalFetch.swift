@@ -1,14 +1,18 @@
 /// How an observation refetches only the rows that commits changed, when
 /// it can (see `ChangedRowIDs`).
 package struct IncrementalFetch: Sendable {
-    /// The table whose changed rowids the fetch needs.
-    let table: String
+    /// The table whose changed rowids the fetch needs, or nil when the
+    /// fetch does not apply; asked once when a run starts, outside of any
+    /// transaction (an observation of SQL learns its table from the
+    /// database).
+    let table: @Sendable (_ db: Database) throws -> String?
     /// Whether the fetch may apply to the observation at all (its request
-    /// and table qualify), asked once when a run starts: a run for which it
-    /// does not never records rowids nor keeps its last value.
-    let isApplicable: @Sendable (_ db: Database) throws -> Bool
+    /// and table qualify), asked once when a run starts, in the read
+    /// transaction of its first fetch, with the table `table` gave: a run for
+    /// which it does not never records rowids nor keeps its last value.
+    let isApplicable: @Sendable (_ db: Database, _ table: String) throws -> Bool
     /// Returns the value of the current state, given the value the same run
-    /// fetched last and the rowids of `table` changed since (a superset of
+    /// fetched last and the rowids of the table changed since (a superset of
     /// them), or nil when it cannot: the observation then runs its full fetch.
     let fetch: @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
     /// The rowids of the rows of `previous` (a value the fetch returned)
@@ -19,9 +23,23 @@ package struct IncrementalFetch: Sendable {
     /// `previous` in those ranges may have changed or gone too.
     let rowIDsInRanges: @Sendable (_ previous: any Sendable, _ ranges: [ClosedRange<Int64>]) -> [Int64]?
 
+    /// The incremental fetch of an observation of `table`.
     init(
         table: String,
         isApplicable: @escaping @Sendable (_ db: Database) throws -> Bool,
+        rowIDsInRanges: @escaping @Sendable (_ previous: any Sendable, _ ranges: [ClosedRange<Int64>]) -> [Int64]?,
+        fetch: @escaping @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
+    ) {
+        self.init(
+            resolvingTable: { _ in table }, isApplicable: { db, _ in try isApplicable(db) },
+            rowIDsInRanges: rowIDsInRanges, fetch: fetch)
+    }
+
+    /// The incremental fetch of an observation whose table is known from
+    /// the database only (see `table`).
+    init(
+        resolvingTable table: @escaping @Sendable (_ db: Database) throws -> String?,
+        isApplicable: @escaping @Sendable (_ db: Database, _ table: String) throws -> Bool,
         rowIDsInRanges: @escaping @Sendable (_ previous: any Sendable, _ ranges: [ClosedRange<Int64>]) -> [Int64]?,
         fetch: @escaping @Sendable (_ db: Database, _ previous: any Sendable, _ changedRowIDs: Set<Int64>) throws -> (any Sendable)?
     ) {

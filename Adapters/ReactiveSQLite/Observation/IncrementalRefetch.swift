@@ -24,9 +24,9 @@ struct RefetchChanges: Sendable {
 /// observed table's pages tell which rows changed (`ObservedTablePages`, for
 /// a database in WAL mode whose configuration observes external changes).
 ///
-/// `@unchecked Sendable`: `isActive`, `unfetchedRowIDs`, `writerDataVersion`
-/// and `nextFetchMissesExternalCommit` are only touched on the writer's
-/// queue; `pages` is set once, on the writer's queue, before the run's
+/// `@unchecked Sendable`: `isActive`, `table`, `unfetchedRowIDs`,
+/// `writerDataVersion` and `nextFetchMissesExternalCommit` are only touched
+/// on the writer's queue; `pages` is set once, on the writer's queue, before the run's
 /// first fetch ends, and only read afterwards (by later fetches, which that
 /// fetch schedules, on the writer or a reader).
 final class IncrementalRefetch: @unchecked Sendable {
@@ -46,6 +46,9 @@ final class IncrementalRefetch: @unchecked Sendable {
     /// connections changed, when the run is active, observes external
     /// changes, and the database is in WAL mode.
     private(set) var pages: ObservedTablePages?
+    /// The table whose changed rowids the run wants, once known (see
+    /// `IncrementalFetch.table`).
+    private var table: String?
 
     init(_ incrementalFetch: IncrementalFetch) {
         self.incrementalFetch = incrementalFetch
@@ -53,22 +56,24 @@ final class IncrementalRefetch: @unchecked Sendable {
 
     /// The table whose changed rowids the run wants with each commit: nil
     /// when it is not active.
-    var rowIDTable: String? { isActive ? incrementalFetch.table : nil }
+    var rowIDTable: String? { isActive ? table : nil }
 
     // MARK: - Starting (writer)
 
-    /// The pages of the observed table, for a run that observes external
-    /// changes, in WAL mode, outside a transaction (nil otherwise); kept by
-    /// `start` if the run is active.
+    /// Learns the observed table, and returns its pages for a run that
+    /// observes external changes, in WAL mode, outside a transaction (nil
+    /// otherwise); kept by `start` if the run is active.
     func candidatePages(_ db: Database, observesExternalChanges: Bool) -> ObservedTablePages? {
-        guard observesExternalChanges, !db.isInsideTransaction else { return nil }
-        return try? ObservedTablePages(table: incrementalFetch.table, in: db)
+        // Any error, such as SQL that does not compile, is the full fetch's to throw.
+        table = (try? incrementalFetch.table(db)) ?? nil
+        guard let table, observesExternalChanges, !db.isInsideTransaction else { return nil }
+        return try? ObservedTablePages(table: table, in: db)
     }
 
     /// In the read transaction of the run's first fetch, before it: the run
     /// is active when the fetch applies.
     func start(_ db: Database, pages candidatePages: ObservedTablePages?) throws {
-        guard (try? incrementalFetch.isApplicable(db)) == true else { return }
+        guard let table, (try? incrementalFetch.isApplicable(db, table)) == true else { return }
         isActive = true
         writerDataVersion = try db.dataVersion()
         pages = candidatePages
@@ -76,7 +81,7 @@ final class IncrementalRefetch: @unchecked Sendable {
 
     /// The run registered: no row is unfetched yet.
     func didRegister() {
-        if isActive { unfetchedRowIDs = .none(table: incrementalFetch.table) }
+        if isActive, let table { unfetchedRowIDs = .none(table: table) }
     }
 
     // MARK: - Commits (writer)
@@ -89,7 +94,7 @@ final class IncrementalRefetch: @unchecked Sendable {
     /// A fetch starts: the rows it must refetch, and none are unfetched.
     func takeUnfetchedRowIDs() -> ChangedRowIDs {
         let rowIDs = unfetchedRowIDs
-        if isActive { unfetchedRowIDs = .none(table: incrementalFetch.table) }
+        if isActive, let table { unfetchedRowIDs = .none(table: table) }
         return rowIDs
     }
 

@@ -35,19 +35,9 @@ final class Watcher {
     private let settings: Settings
     private var database: DatabaseQueue?
     private var inspection: QueryInspection?
-    /// The rows printed by the tracker when it gave up: the first
-    /// difference of the observation that follows starts from them.
-    private var rowsPrintedByTracker: [Row]?
-    /// Keeps the rows of a query identified by one integer column, and
-    /// compares them without making them into `Row` values (see
-    /// `KeyedQueryTracker`), when the query qualifies.
-    private var tracker: KeyedQueryTracker?
-    /// False once the tracker met rows that its key does not identify:
-    /// from then on, the query is fetched again and diffed as `Row` values.
-    private var mayTrack = true
-    /// Whether the next first value follows a change of the result's
-    /// columns (it is printed as such).
-    private var isAfterColumnsChange = false
+    /// The rows printed last: after a failure, the observation that takes
+    /// over starts its first difference from them.
+    private var printedRows: ResultRows?
     /// Whether the note that says how rows are identified was printed.
     private var hasExplainedIdentity = false
     private var cancellable: AnyDatabaseCancellable?
@@ -105,24 +95,18 @@ final class Watcher {
 
     // MARK: - Observing
 
+    /// Watches the query with `ValueObservation.trackingRowDifferences`:
+    /// rows identified by one integer column are kept as bytes, and, in WAL
+    /// mode, only the rows of the pages another process's commit wrote are
+    /// read again.
     private func observe() {
         guard let database else { return }
         isWatching = true
-        if !settings.isOrdered, mayTrack, let inspection {
-            let sql = settings.sql
-            // Any failure here (a lock) leaves the general way, which reports it.
-            if let tracker = try? database.writeWithoutTransaction({ db in
-                try KeyedQueryTracker(
-                    sql: sql, identity: inspection.identity, columnNames: inspection.columnNames, in: db)
-            }) {
-                observe(with: tracker)
-                return
-            }
-        }
+        // Given `--key` columns identify the rows; otherwise the observation
+        // infers the key, again when the result's columns change.
+        let identity = settings.keys.isEmpty ? nil : inspection?.identity
         let observation = ValueObservation.trackingRowDifferences(
-            sql: settings.sql, identifiedBy: inspection?.identity ?? .allValues, isOrdered: settings.isOrdered,
-            initialRows: rowsPrintedByTracker)
-        rowsPrintedByTracker = nil
+            sql: settings.sql, identifiedBy: identity, isOrdered: settings.isOrdered, initialRows: printedRows)
         cancellable = observation.start(
             in: database,
             scheduling: .async(onQueue: .main),
@@ -139,132 +123,41 @@ final class Watcher {
 
     private func receive(_ value: RowsWithDifference) {
         lockReleased()
+        printedRows = value.rows
         switch value.change {
         case .initial:
             if !hasExplainedIdentity {
                 hasExplainedIdentity = true
                 StandardStreams.note(value.identity.explanation)
             }
-            writeFirstResult(columnNames: value.columnNames, batches: CollectionOfOne(value.rows))
+            writeWholeResult(value, afterColumnsChange: false)
         case .columnsChanged:
             if value.identity != .allValues, value.identity.columnIndexes(in: value.columnNames) == nil {
                 StandardStreams.note("the key columns are no longer in the result: rows are identified by all their values")
             }
-            write(settings.renderer.columnsChanged(columnNames: value.columnNames, rows: value.rows))
+            writeWholeResult(value, afterColumnsChange: true)
         case .difference(let difference):
-            printChanges(difference, columnNames: value.columnNames)
+            changeCount += 1
+            write(settings.renderer.changes(difference, number: changeCount, columnNames: value.columnNames))
+            if let count = settings.count, changeCount >= count {
+                Lifecycle.exit(.success)
+            }
         }
     }
 
-    private func printChanges(_ changes: RowDifference, columnNames: [String]) {
-        changeCount += 1
-        write(settings.renderer.changes(changes, number: changeCount, columnNames: columnNames))
-        if let count = settings.count, changeCount >= count {
-            Lifecycle.exit(.success)
-        }
-    }
-
-    /// Prints the first result, or the result after its columns changed.
-    private func writeFirstResult(columnNames: [String], batches: some Sequence<[Row]>) {
+    /// Prints the first result, or the result after its columns changed,
+    /// in parts.
+    private func writeWholeResult(_ value: RowsWithDifference, afterColumnsChange: Bool) {
         settings.renderer.streamInitialResult(
-            columnNames: columnNames, afterColumnsChange: isAfterColumnsChange, batches: batches,
+            columnNames: value.columnNames, afterColumnsChange: afterColumnsChange,
+            batches: value.rows.batches(of: 128),
             write: { text in
                 write(text)
                 return true
             })
-        isAfterColumnsChange = false
-    }
-
-    // MARK: - Observing with the tracker of a keyed query
-
-    /// Watches with `tracker`: after each commit of another process, it
-    /// reads the rows of the pages the commit wrote, or runs the query and
-    /// compares its rows as bytes.
-    private func observe(with tracker: KeyedQueryTracker) {
-        guard let database else { return }
-        self.tracker = tracker
-        // Registered first, so that no commit after the first fetch goes
-        // unseen. An external commit counts as a change of every region.
-        cancellable = DatabaseRegionObservation(tracking: SQLRequest<Row>(sql: settings.sql)).start(
-            in: database,
-            onError: { [self] error in
-                MainActor.assumeIsolated { retryOrFail(error) { $0.observe() } }
-            },
-            onChange: { [self] db in
-                let fullRefreshes = tracker.statistics.full
-                // A writer of another process that starts during the refresh
-                // interrupts it: it runs again, from the same kept rows,
-                // once the writer is done.
-                let refresh = Result { try tracker.refreshYieldingToWriters(db) }
-                // A run of the whole query freed buffers of the result's size.
-                if tracker.statistics.full > fullRefreshes { cmemory_release_free_memory() }
-                DispatchQueue.main.async { MainActor.assumeIsolated { self.receive(refresh, from: tracker) } }
-            })
-        do {
-            let rows = try database.writeWithoutTransaction { db in
-                try tracker.start(db)
-                return tracker.takeStartRows()
-            }
-            lockReleased()
-            if !hasExplainedIdentity, let inspection {
-                hasExplainedIdentity = true
-                StandardStreams.note(inspection.identity.explanation)
-            }
-            writeFirstResult(columnNames: tracker.columnNames, batches: rows.batches())
-            // Give back to the system the memory of the first fetch and of
-            // its text, which glibc keeps otherwise.
-            cmemory_release_free_memory()
-        } catch is KeyedQueryTracker.UnkeyedRows {
-            // Keys that are not integers, or not unique: watch by fetching.
-            stopTracking()
-            observe()
-        } catch {
-            cancellable = nil
-            retryOrFail(error) { $0.observe() }
-        }
-    }
-
-    /// Ends the watch by `tracker`: the next `observe()` fetches the rows
-    /// and diffs them as `Row` values.
-    private func stopTracking() {
-        tracker = nil
-        cancellable = nil
-        mayTrack = false
-    }
-
-    private func receive(_ refresh: Result<KeyedQueryTracker.Refresh, any Error>, from tracker: KeyedQueryTracker) {
-        guard tracker === self.tracker else { return }
-        switch refresh {
-        case .success(.unchanged):
-            lockReleased()
-        case .success(.changed(let changes)):
-            lockReleased()
-            printChanges(changes, columnNames: tracker.columnNames)
-        case .success(.unkeyed):
-            // Go on from the rows printed so far: the first fetch of the
-            // other way is diffed against them.
-            stopTracking()
-            rowsPrintedByTracker = tracker.keptRows.all
-            observe()
-        case .success(.columnsChanged):
-            // Inspect the query again: its key may have moved, or gone.
-            self.tracker = nil
-            cancellable = nil
-            isAfterColumnsChange = true
-            connect()
-        case .failure(let error):
-            retryOrFail(error) { watcher in
-                guard let database = watcher.database, tracker === watcher.tracker else { return }
-                Task { @MainActor in
-                    do {
-                        let refresh = try await database.writeWithoutTransaction { db in try tracker.refresh(db) }
-                        watcher.receive(.success(refresh), from: tracker)
-                    } catch {
-                        watcher.receive(.failure(error), from: tracker)
-                    }
-                }
-            }
-        }
+        // Give back to the system the memory of the whole fetch and of its
+        // text, which glibc keeps otherwise.
+        cmemory_release_free_memory()
     }
 
     private func write(_ text: String) {

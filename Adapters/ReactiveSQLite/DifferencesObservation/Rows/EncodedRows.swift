@@ -40,8 +40,14 @@ struct EncodedRows: Sequence, Sendable {
     /// A row: its key and the bytes of its values.
     typealias Element = (key: Int64, encoded: ArraySlice<UInt8>)
 
+    /// The number of chunks (see `rows(of:)`).
+    var chunkCount: Int { chunks.count }
+
+    /// The number of rows of each chunk, in order.
+    var chunkRowCounts: [Int] { chunks.map(\.count) }
+
     /// The rows of a chunk, in key order.
-    private func rows(of chunk: Int) -> [Element] {
+    func rows(of chunk: Int) -> [Element] {
         var rows: [Element] = []
         rows.reserveCapacity(chunks[chunk].count)
         var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
@@ -103,11 +109,6 @@ struct EncodedRows: Sequence, Sendable {
     func makeIterator() -> Iterator { Iterator(rows: self) }
 
     var underestimatedCount: Int { count }
-
-    /// The rows, in key order, a chunk at a time.
-    var chunkedRows: some Sequence<[Element]> {
-        chunks.indices.lazy.map { rows(of: $0) }
-    }
 
     // MARK: - Building
 

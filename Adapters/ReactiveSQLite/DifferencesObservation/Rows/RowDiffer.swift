@@ -53,7 +53,7 @@ public struct RowDiffer {
     ///     (an empty result has no row to read them from).
     ///   - rows: The first result.
     /// - Complexity: O(n log n) to sort an unordered result by key.
-    public init(identity: RowIdentity, isOrdered: Bool, columnNames: [String], rows: [Row]) {
+    public init(identity: RowIdentity, isOrdered: Bool, columnNames: [String], rows: some Collection<Row>) {
         self.identity = identity
         self.isOrdered = isOrdered
         self.columnNames = columnNames
@@ -72,7 +72,7 @@ public struct RowDiffer {
     ///   ordered), then O(n + m) for the set difference, where n and m are
     ///   the sizes of the results; O(n + m + k log k) for the ordered
     ///   difference, where k is the number of rows present in both.
-    public mutating func diff(to rows: [Row]) -> Outcome {
+    public mutating func diff(to rows: some Collection<Row>) -> Outcome {
         if let first = rows.first, first.columnNames != columnNames {
             restart(with: rows)
             return .columnsChanged
@@ -83,7 +83,7 @@ public struct RowDiffer {
         return difference.isEmpty ? .unchanged : .changed(difference)
     }
 
-    private mutating func restart(with rows: [Row]) {
+    private mutating func restart(with rows: some Collection<Row>) {
         if let first = rows.first { columnNames = first.columnNames }
         keyIndexes = identity.columnIndexes(in: columnNames)
         if isOrdered {
@@ -123,7 +123,7 @@ public struct RowDiffer {
         /// - Parameter keyIndexes: The key columns, or nil for all values.
         /// - Complexity: O(n × k), where n is the number of rows and k the
         ///   number of key columns.
-        static func keying(_ rows: [Row], by keyIndexes: [Int]?) -> [Keyed] {
+        static func keying(_ rows: some Collection<Row>, by keyIndexes: [Int]?) -> [Keyed] {
             var occurrences: [[DatabaseValue]: Int] = [:]
             return rows.map { row in
                 let values = keyValues(of: row, keyIndexes)
@@ -138,7 +138,7 @@ public struct RowDiffer {
         /// numbers the rows with equal values, with no dictionary of keys.
         ///
         /// - Complexity: O(n log n × k).
-        static func sortedByKey(_ rows: [Row], by keyIndexes: [Int]?) -> [Keyed] {
+        static func sortedByKey(_ rows: some Collection<Row>, by keyIndexes: [Int]?) -> [Keyed] {
             // The occurrence holds the result order while sorting.
             var keyed = rows.enumerated().map { offset, row in
                 Keyed(key: Key(values: keyValues(of: row, keyIndexes), occurrence: offset), row: row)

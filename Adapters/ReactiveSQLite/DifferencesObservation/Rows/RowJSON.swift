@@ -47,7 +47,7 @@ public enum RowJSON {
     /// `{"rows":[...]}` and a newline.
     ///
     /// - Complexity: O(n × c), where n is the number of rows and c of columns.
-    public static func rows(_ rows: [Row], columnNames: [String]) -> String {
+    public static func rows(_ rows: some Sequence<Row>, columnNames: [String]) -> String {
         let keys = objectKeys(columnNames)
         return "{\"rows\":\(array(rows.map { object($0, keys: keys) }))}\n"
     }

@@ -13,8 +13,11 @@ public struct RowsWithDifference: Sendable, Hashable {
         case difference(RowDifference)
     }
 
-    /// The whole result, in the query's order.
-    public var rows: [Row]
+    /// The whole result, in the query's order. Rows identified by one
+    /// integer column in an unordered observation are kept as compact
+    /// bytes, and made into `Row` values as they are read (see
+    /// ``ResultRows``).
+    public var rows: ResultRows
     /// The result's columns (known even when there is no row).
     public var columnNames: [String]
     /// How rows are identified (the inferred primary key, or the given

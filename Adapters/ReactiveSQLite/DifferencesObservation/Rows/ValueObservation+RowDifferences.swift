@@ -29,7 +29,8 @@ extension ValueObservation where Value == RowsWithDifference {
     /// the same order when `isOrdered`) deliver nothing. When the query's
     /// result columns change, the value is
     /// ``RowsWithDifference/Change/columnsChanged`` and the identity is
-    /// inferred again. The rows are compared by a `RowDiffer`; results
+    /// inferred again. The rows are compared by a `RowDiffer` (or as bytes,
+    /// see below); results
     /// fetched while a difference is computed replace each other, so that
     /// the next difference goes to the newest one.
     /// Scheduling, cancellation, errors and `values(in:)` are those of every
@@ -40,6 +41,18 @@ extension ValueObservation where Value == RowsWithDifference {
     /// fails, and with a `DatabaseError` `SQLITE_MISUSE` when the statement
     /// is not a read that returns rows (it is never run).
     ///
+    /// An unordered observation whose rows one column identifies by unique
+    /// integers keeps them as compact bytes (see ``ResultRows``), compares
+    /// them as bytes, and makes only the changed rows into `Row` values.
+    /// When, moreover, that column is the `INTEGER PRIMARY KEY` of the
+    /// query's only table, and SQLite runs the query restricted to a list of
+    /// keys as lookups of that table's rows (no join, subquery, `LIMIT`,
+    /// aggregate, window, `DISTINCT` or compound query), a commit that the
+    /// hooks, or the written pages of another process's commit in WAL mode
+    /// with `Configuration.observesExternalChanges`, tell changed k rows
+    /// makes the observation read those k rows again rather than the whole
+    /// result (up to a quarter of the rows).
+    ///
     /// - Parameters:
     ///   - sql: One read-only statement.
     ///   - arguments: The statement's arguments.
@@ -47,97 +60,135 @@ extension ValueObservation where Value == RowsWithDifference {
     ///     nil infers it from the query (`RowIdentity.inferred(fromSQL:in:)`:
     ///     the primary key of its only table, or all values).
     ///   - isOrdered: Whether differences carry positions and moves.
-    ///   - initialRows: The rows the first difference starts from; nil for
-    ///     a first value that starts anew.
+    ///   - initialRows: The rows the first difference starts from (the
+    ///     `rows` of an earlier value, to go on after a failure: compared as
+    ///     bytes when both are kept as bytes); nil for a first value that
+    ///     starts anew.
     /// - Complexity: Per commit, the query's fetch, then O(n log n) to sort
     ///   the rows by key (unless ordered) and O(n + m) to compare them, where
     ///   n and m are the sizes of the results (O(n + m + k log k) ordered,
-    ///   where k is the number of rows in both).
+    ///   where k is the number of rows in both). Rows identified by unique
+    ///   integers in key order need no sort; when only the k changed rows
+    ///   are read again: O(k (log c + b)) for the lookups and comparison,
+    ///   in chunks c of b ≤ 128 rows.
     public static func trackingRowDifferences(
         sql: String,
         arguments: StatementArguments = StatementArguments(),
         identifiedBy identity: RowIdentity? = nil,
         isOrdered: Bool = false,
-        initialRows: [Row]? = nil
+        initialRows: ResultRows? = nil
     ) -> Self {
-        let request = SQLRequest<Row>(sql: sql, arguments: arguments)
-        // The identity inferred for the columns of the last fetch.
-        let inferred = LockedState<(columnNames: [String], identity: RowIdentity)?>(nil)
+        let fetch = RowDifferencesFetch(sql: sql, arguments: arguments, identity: identity, isOrdered: isOrdered)
         return ValueObservation(
-            tracking: .regions([request]),
-            fetch: { db in
-                let statement = try db.cachedStatement(sql: sql)
-                // The fetch runs the statement after each commit: it must
-                // change nothing.
-                guard statement.isReadOnly, statement.columnCount > 0 else {
-                    throw DatabaseError(
-                        resultCode: .SQLITE_MISUSE,
-                        message: "trackingRowDifferences observes a read-only statement that returns rows",
-                        sql: sql)
-                }
-                let columnNames = statement.columnNames
-                let rowIdentity: RowIdentity
-                if let identity {
-                    rowIdentity = identity
-                } else if let known = inferred.withLock({ $0 }), known.columnNames == columnNames {
-                    rowIdentity = known.identity
-                } else {
-                    rowIdentity = try RowIdentity.inferred(fromSQL: sql, in: db)
-                    inferred.withLock { $0 = (columnNames, rowIdentity) }
-                }
-                return FetchedRows(rows: try request.fetchAll(db), columnNames: columnNames, identity: rowIdentity)
-            },
+            tracking: .regions([SQLRequest<Row>(sql: sql, arguments: arguments)]),
+            fetch: { db in try fetch.fetch(db) },
+            incrementalFetch: fetch.incrementalFetch(),
             // A difference of rows runs no code of the user's.
             reducesFirstValueOnWriter: true,
             makeReducer: {
-                var differ: RowDiffer?
+                var reducer = RowDifferencesReducer(isOrdered: isOrdered, initialRows: initialRows)
                 return { fetched in
-                    // The fetch returns `FetchedRows`: an internal invariant.
-                    guard let fetched = fetched as? FetchedRows else { return nil }
-                    let value = { (change: RowsWithDifference.Change) in
-                        RowsWithDifference(
-                            rows: fetched.rows, columnNames: fetched.columnNames, identity: fetched.identity,
-                            change: change)
-                    }
-                    guard var current = differ else {
-                        differ = RowDiffer(
-                            identity: fetched.identity, isOrdered: isOrdered, columnNames: fetched.columnNames,
-                            rows: initialRows ?? fetched.rows)
-                        guard initialRows != nil else { return value(.initial) }
-                        return Self.reduce(fetched, with: &differ, value: value)
-                    }
-                    guard current.identity == fetched.identity, current.columnNames == fetched.columnNames else {
-                        current = RowDiffer(
-                            identity: fetched.identity, isOrdered: isOrdered, columnNames: fetched.columnNames,
-                            rows: fetched.rows)
-                        differ = current
-                        return value(.columnsChanged)
-                    }
-                    return Self.reduce(fetched, with: &differ, value: value)
+                    // The fetch returns `FetchedResult`: an internal invariant.
+                    guard let fetched = fetched as? FetchedResult else { return nil }
+                    return reducer.reduce(fetched)
                 }
             }
         ).coalescingWhileReducing()
     }
+}
 
-    private static func reduce(
-        _ fetched: FetchedRows, with differ: inout RowDiffer?, value: (RowsWithDifference.Change) -> RowsWithDifference
+/// Compares each fetched result of `trackingRowDifferences` with the
+/// previous one: as bytes when both are keyed results (see `KeyedResult`),
+/// otherwise with a `RowDiffer`.
+private struct RowDifferencesReducer {
+    private enum Kept {
+        case none
+        case differ(RowDiffer)
+        case keyed(KeyedResult, columnNames: [String], identity: RowIdentity)
+    }
+
+    private let isOrdered: Bool
+    private var initialRows: ResultRows?
+    private var kept = Kept.none
+
+    init(isOrdered: Bool, initialRows: ResultRows?) {
+        self.isOrdered = isOrdered
+        self.initialRows = initialRows
+    }
+
+    mutating func reduce(_ fetched: FetchedResult) -> RowsWithDifference? {
+        let value = { (change: RowsWithDifference.Change) in
+            RowsWithDifference(
+                rows: fetched.resultRows, columnNames: fetched.columnNames, identity: fetched.identity, change: change)
+        }
+        switch kept {
+        case .none:
+            guard let initialRows else {
+                keep(fetched)
+                return value(.initial)
+            }
+            self.initialRows = nil
+            if let initial = initialRows.keyedResult, case .keyed(let result) = fetched.rows,
+                initial.keyIndex == result.keyIndex, initial.columnNames == result.columnNames
+            {
+                kept = .keyed(result, columnNames: fetched.columnNames, identity: fetched.identity)
+                return result.difference(from: initial).map { value(.difference($0)) }
+            }
+            var differ = RowDiffer(
+                identity: fetched.identity, isOrdered: isOrdered, columnNames: fetched.columnNames, rows: initialRows)
+            return outcome(of: &differ, diffingTo: fetched, value)
+        case .keyed(let previous, let columnNames, let identity):
+            guard identity == fetched.identity, columnNames == fetched.columnNames else {
+                keep(fetched)
+                return value(.columnsChanged)
+            }
+            if case .keyed(let result) = fetched.rows {
+                kept = .keyed(result, columnNames: columnNames, identity: identity)
+                return result.difference(from: previous).map { value(.difference($0)) }
+            }
+            // Rows the key no longer identifies: compare them as `Row` values.
+            var differ = RowDiffer(
+                identity: identity, isOrdered: isOrdered, columnNames: columnNames, rows: previous.allRows)
+            return outcome(of: &differ, diffingTo: fetched, value)
+        case .differ(var differ):
+            guard differ.identity == fetched.identity, differ.columnNames == fetched.columnNames else {
+                keep(fetched)
+                return value(.columnsChanged)
+            }
+            // Releases the differ's storage while it diffs, so that it is not
+            // copied on write.
+            kept = .none
+            return outcome(of: &differ, diffingTo: fetched, value)
+        }
+    }
+
+    /// Keeps `fetched` for the next comparison.
+    private mutating func keep(_ fetched: FetchedResult) {
+        switch fetched.rows {
+        case .keyed(let result):
+            kept = .keyed(result, columnNames: fetched.columnNames, identity: fetched.identity)
+        case .rows(let rows):
+            kept = .differ(RowDiffer(
+                identity: fetched.identity, isOrdered: isOrdered, columnNames: fetched.columnNames, rows: rows))
+        }
+    }
+
+    /// Compares `fetched` with `differ`'s rows, and keeps `fetched` (as
+    /// bytes when it is a keyed result, otherwise in `differ`).
+    private mutating func outcome(
+        of differ: inout RowDiffer, diffingTo fetched: FetchedResult,
+        _ value: (RowsWithDifference.Change) -> RowsWithDifference
     ) -> RowsWithDifference? {
-        guard var current = differ else { return nil }
-        // Releases the differ's storage while it diffs, so that it is not
-        // copied on write.
-        differ = nil
-        defer { differ = current }
-        switch current.diff(to: fetched.rows) {
+        let outcome = differ.diff(to: fetched.allRows)
+        if case .keyed(let result) = fetched.rows {
+            kept = .keyed(result, columnNames: fetched.columnNames, identity: fetched.identity)
+        } else {
+            kept = .differ(differ)
+        }
+        switch outcome {
         case .unchanged: return nil
         case .columnsChanged: return value(.columnsChanged)
         case .changed(let difference): return value(.difference(difference))
         }
     }
-}
-
-/// What a fetch of `trackingRowDifferences` hands its reducer.
-private struct FetchedRows: Sendable {
-    var rows: [Row]
-    var columnNames: [String]
-    var identity: RowIdentity
 }

@@ -105,7 +105,7 @@ import Testing
             Row(["id": 9, "name": "Gone", "score": 0]),
         ]
         let (recorder, cancellable) = start(
-            .trackingRowDifferences(sql: "SELECT * FROM player", initialRows: known), in: test.writer)
+            .trackingRowDifferences(sql: "SELECT * FROM player", initialRows: ResultRows(known)), in: test.writer)
         defer { cancellable.cancel() }
         let first = try #require(try await recorder.wait(for: 1).first)
         let difference = try #require(first.difference)
@@ -199,7 +199,7 @@ import Testing
                     rows = Self.apply(difference, to: rows, isOrdered: isOrdered)
                 } else {
                     #expect(index == 0)
-                    rows = value.rows
+                    rows = Array(value.rows)
                 }
                 let expected = value.rows.map(\.databaseValues)
                 if isOrdered {
