@@ -20,13 +20,45 @@ struct KeyedResult: Sendable {
     let order: [Int64]?
     /// Tells this result from the others of the same observation.
     let generation: Int
-    /// The keys that changed since the result whose generation is `base`,
-    /// when this one was patched from it.
+    /// The keys that changed since earlier results, when this one was
+    /// patched from the previous one.
     let patch: Patch?
 
+    /// The keys each patch changed, from the result this one was patched
+    /// from back to a few earlier ones: a result the observation skipped
+    /// (results that wait for the comparison replace each other) still
+    /// lets the next one compare by key.
     struct Patch: Sendable {
-        var base: Int
-        var keys: [Int64]
+        /// The newest step first: `keys` changed from the result of
+        /// generation `base` to the next one.
+        var steps: [(base: Int, keys: [Int64])]
+
+        /// How far back steps are kept.
+        static let maxSteps = 32
+        static let maxKeys = 10_000
+
+        /// The keys changed since the result of `generation`, ascending;
+        /// nil when the steps do not go back to it.
+        func keysChanged(since generation: Int) -> [Int64]? {
+            guard steps.count > 1 else { return steps.first.flatMap { $0.base == generation ? $0.keys : nil } }
+            var keys = Set<Int64>()
+            for step in steps {
+                keys.formUnion(step.keys)
+                if step.base == generation { return keys.sorted() }
+            }
+            return nil
+        }
+
+        /// The steps of a result patched from one with `earlier` steps.
+        init(base: Int, keys: [Int64], earlier: Patch?) {
+            steps = [(base, keys)]
+            var count = keys.count
+            for step in earlier?.steps ?? [] {
+                count += step.keys.count
+                guard steps.count < Self.maxSteps, count <= Self.maxKeys else { break }
+                steps.append(step)
+            }
+        }
     }
 
     var count: Int { rows.count }
@@ -99,7 +131,7 @@ struct KeyedResult: Sendable {
         patched.apply(changes)
         return KeyedResult(
             rows: patched, keyIndex: keyIndex, columnNames: columnNames, rowMaker: rowMaker, order: nil, generation: generation,
-            patch: Patch(base: self.generation, keys: changedKeys))
+            patch: Patch(base: self.generation, keys: changedKeys, earlier: patch))
     }
 
     // MARK: - Reading
@@ -123,8 +155,8 @@ struct KeyedResult: Sendable {
     /// Rows are in key order in each list, with no positions.
     ///
     /// - Complexity: O(k (log c + b)) when this result was patched from
-    ///   `previous` (k changed keys); otherwise O(n + m), the rows of both
-    ///   compared as bytes.
+    ///   `previous`, or from results patched from it (k changed keys);
+    ///   otherwise O(n + m), the rows of both compared as bytes.
     func difference(from previous: KeyedResult) -> RowDifference? {
         var difference = RowDifference()
         func add(key: Int64, old: ArraySlice<UInt8>?, new: ArraySlice<UInt8>?) {
@@ -144,8 +176,8 @@ struct KeyedResult: Sendable {
                 return
             }
         }
-        if let patch, patch.base == previous.generation {
-            for key in patch.keys {
+        if let keys = patch?.keysChanged(since: previous.generation) {
+            for key in keys {
                 add(key: key, old: previous.rows.encodedRow(forKey: key), new: rows.encodedRow(forKey: key))
             }
         } else {
