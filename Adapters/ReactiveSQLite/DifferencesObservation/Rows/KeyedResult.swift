@@ -69,12 +69,24 @@ struct KeyedResult: Sendable {
     /// nil when a value of that column is not an integer, or two rows have
     /// the same.
     ///
-    /// - Complexity: O(n) for rows that come in key order; O(n log m) when
-    ///   m of them come out of it.
+    /// Given a `base` result of the same query in key order, the rows are
+    /// compared with its rows as SQLite returns them, their values read in
+    /// place, and the result is `base` with the rows that changed: only
+    /// those are copied, and the result compares with `base` by key. Rows
+    /// that come out of key order make the query run again, without `base`.
+    ///
+    /// - Complexity: O(n) for rows that come in key order (with `base`:
+    ///   O(n + m), plus O(k (log c + b)) for k changed rows, or O(n) when
+    ///   many changed); O(n log m) when m of them come out of it.
     static func fetch(
         _ db: Database, sql: String, arguments: StatementArguments, columnNames: [String], keyIndex: Int,
-        generation: Int
+        generation: Int, base: KeyedResult? = nil
     ) throws -> KeyedResult? {
+        if let base, base.order == nil, base.keyIndex == keyIndex, base.columnNames == columnNames,
+            let result = try base.refetched(db, sql: sql, arguments: arguments, generation: generation)
+        {
+            return result
+        }
         var builder = EncodedRows.Builder()
         var order: [Int64] = []
         var isKeyed = true
@@ -92,6 +104,53 @@ struct KeyedResult: Sendable {
         return KeyedResult(
             rows: rows, keyIndex: keyIndex, columnNames: columnNames, rowMaker: RowMaker(columnNames: columnNames),
             order: isInKeyOrder ? nil : order, generation: generation, patch: nil)
+    }
+
+    /// Rows that came out of ascending key order, or that the key does not
+    /// identify: `refetched` stops the statement with it.
+    private struct NotInKeyOrder: Error {}
+
+    /// The query run again, its rows compared with this result's as they
+    /// come: this result with the rows that changed; nil when a row comes
+    /// out of ascending key order or has no integer key.
+    private func refetched(
+        _ db: Database, sql: String, arguments: StatementArguments, generation: Int
+    ) throws -> KeyedResult? {
+        var old = rows.makeIterator()
+        var oldRow = old.next()
+        var lastKey: Int64?
+        var changes: [(key: Int64, encoded: ArraySlice<UInt8>?)] = []
+        var scratch: [UInt8] = []
+        let keyIndex = self.keyIndex
+        do {
+            try db.forEachRawRow(sql: sql, arguments: arguments) { row in
+                guard keyIndex < row.count, case .integer(let key) = row[keyIndex], lastKey.map({ $0 < key }) ?? true
+                else { throw NotInKeyOrder() }
+                lastKey = key
+                while let row = oldRow, row.key < key {
+                    changes.append((row.key, nil))
+                    oldRow = old.next()
+                }
+                scratch.removeAll(keepingCapacity: true)
+                EncodedRows.encode(row, skipping: keyIndex, into: &scratch)
+                if let row = oldRow, row.key == key {
+                    oldRow = old.next()
+                    if row.encoded.elementsEqual(scratch) { return }
+                }
+                changes.append((key, Array(scratch)[...]))
+            }
+        } catch is NotInKeyOrder {
+            return nil
+        }
+        while let row = oldRow {
+            changes.append((row.key, nil))
+            oldRow = old.next()
+        }
+        var refetched = rows
+        refetched.apply(changes)
+        return KeyedResult(
+            rows: refetched, keyIndex: keyIndex, columnNames: columnNames, rowMaker: rowMaker, order: nil,
+            generation: generation, patch: Patch(base: self.generation, keys: changes.map(\.key), earlier: patch))
     }
 
     /// This result with the rows of `keys` read again by `lookup`: nil when

@@ -47,6 +47,9 @@ final class RowDifferencesFetch: Sendable {
         /// The columns for which the key column did not identify the rows
         /// by unique integers: they are fetched as `Row` values.
         var unkeyedColumns: [String]?
+        /// The last keyed result: the next full fetch compares its rows
+        /// with it as they come (see `KeyedResult.fetch`).
+        var lastKeyed: KeyedResult?
         /// The lookup of rows by key, for the columns and schema version
         /// it was made for (nil: the query does not qualify).
         var lookup: (columnNames: [String], schemaVersion: Int32, lookup: RowLookup?)?
@@ -111,11 +114,15 @@ final class RowDifferencesFetch: Sendable {
         if let keyIndex = keyIndex(identity: identity, columnNames: columnNames) {
             if let result = try KeyedResult.fetch(
                 db, sql: sql, arguments: arguments, columnNames: columnNames, keyIndex: keyIndex,
-                generation: nextGeneration())
+                generation: nextGeneration(), base: state.withLock { $0.lastKeyed })
             {
+                state.withLock { $0.lastKeyed = result }
                 return FetchedResult(rows: .keyed(result), columnNames: columnNames, identity: identity)
             }
-            state.withLock { $0.unkeyedColumns = columnNames }
+            state.withLock {
+                $0.unkeyedColumns = columnNames
+                $0.lastKeyed = nil
+            }
         }
         let rows = try SQLRequest<Row>(sql: sql, arguments: arguments).fetchAll(db)
         return FetchedResult(rows: .rows(rows), columnNames: columnNames, identity: identity)
@@ -168,6 +175,7 @@ final class RowDifferencesFetch: Sendable {
             let lookup = try lookup(db, columnNames: columnNames, keyIndex: result.keyIndex),
             let patched = try result.patched(db, keys: rowIDs.sorted(), lookup: lookup, generation: nextGeneration())
         else { return nil }
+        state.withLock { $0.lastKeyed = patched }
         return FetchedResult(rows: .keyed(patched), columnNames: columnNames, identity: identity)
     }
 
