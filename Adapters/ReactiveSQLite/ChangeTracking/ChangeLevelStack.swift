@@ -81,6 +81,11 @@ struct ChangeLevelStack {
         levels[levels.count - 1].changed.insert(id)
     }
 
+    /// Whether observation `id` is marked changed at the innermost level.
+    func isMarked(_ id: Int) -> Bool {
+        levels[levels.count - 1].changed.contains(id)
+    }
+
     /// Records a row changed for observation `id`, which wants rowids of `table`.
     mutating func recordRowID(_ rowID: Int64?, ofTable eventTable: String, forObserver id: Int, table: String) {
         levels[levels.count - 1].rowIDs[id, default: .none(table: table)].insert(rowID, ofTable: eventTable)

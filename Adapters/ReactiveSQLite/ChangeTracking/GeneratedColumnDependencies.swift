@@ -135,7 +135,9 @@ struct GeneratedColumnDependencies {
             case .openingParenthesis: tokens.append(.open)
             case .closingParenthesis: tokens.append(.close)
             case .comma: tokens.append(.comma)
-            case .semicolon: tokens.append(.other)
+            case .semicolon, .parameter: tokens.append(.other)
+            // Skipped, as they were before the lexer reported them.
+            case .dot: break
             }
             return true
         }

@@ -54,6 +54,9 @@ final class ObservationBroker {
     let outcome = CommitOutcome()
     /// The user's `TransactionObserver`s.
     let userObservers = UserTransactionObservers()
+    /// Evaluates the row filters of observations on the rows the pre-update
+    /// hook shows.
+    private let filterEvaluator = RowFilterEvaluator()
 
     init(database: Database) {
         self.database = database
@@ -74,11 +77,19 @@ final class ObservationBroker {
     ///
     /// - Parameter rowIDTable: A table whose changed rowids the observation
     ///   wants with each commit (`DatabaseCommit.changedRowIDs`).
-    func register(_ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String? = nil) -> Int {
+    /// - Parameter filter: The `WHERE` clause of the observation's request:
+    ///   a row change that it matches neither before nor after concerns the
+    ///   observation not (pre-update hook only, which shows both rows).
+    func register(
+        _ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String? = nil,
+        filter: RowFilter? = nil
+    ) -> Int {
         installHooksIfNeeded()
         // The update hook misses the rows that `INSERT OR REPLACE` deletes,
         // and the old rowid of an UPDATE that changes it: no rowids there.
-        let id = registry.register(observer, region: region, rowIDTable: usesPreUpdateHook ? rowIDTable : nil)
+        let id = registry.register(
+            observer, region: region, rowIDTable: usesPreUpdateHook ? rowIDTable : nil,
+            filter: usesPreUpdateHook ? filter : nil)
         statements.forgetPreparedContext()
         return id
     }
@@ -115,6 +126,7 @@ final class ObservationBroker {
     /// through them. An observation cancelled later finds nothing to leave.
     func connectionWillClose() {
         registry.removeAll()
+        filterEvaluator.reset()
         userObservers.removeAll()
         outcome.levels.reset()
         statements.reset()
@@ -168,9 +180,18 @@ final class ObservationBroker {
     /// A row event, from either hook: marks the observations it concerns
     /// (or those `markedEvent` concerns, when given), and hands the event to
     /// the user observers that asked for it.
+    ///
+    /// - Parameter row: The row of a pre-update hook's event, which the
+    ///   observations' row filters are evaluated on.
     @inline(__always)
-    func dispatch(_ event: DatabaseEvent, _ operation: Int32, markedAs markedEvent: DatabaseEvent? = nil) {
-        mark(impactedBy: markedEvent ?? event)
+    func dispatch(
+        _ event: DatabaseEvent, _ operation: Int32, markedAs markedEvent: DatabaseEvent? = nil, row: HookRow? = nil
+    ) {
+        if let row {
+            mark(impactedBy: markedEvent ?? event, filteringOn: row)
+        } else {
+            mark(impactedBy: markedEvent ?? event)
+        }
         guard !statements.current.userObservers.isEmpty,
             let observers = statements.current.userObservers[
                 StatementContext.UserObserverInterest(table: event.kind.tableName.lowercasedIdentifier, operation: operation)]
@@ -183,9 +204,71 @@ final class ObservationBroker {
     @inline(__always)
     func mark(impactedBy event: DatabaseEvent) {
         registry.forEachObserver(impactedBy: event) { id, rowIDTable in
-            outcome.levels.mark(id)
-            guard let rowIDTable else { return }
-            outcome.levels.recordRowID(event.rowID, ofTable: event.kind.tableName, forObserver: id, table: rowIDTable)
+            mark(id, rowIDTable: rowIDTable, event: event)
+        }
+    }
+
+    @inline(__always)
+    private func mark(_ id: Int, rowIDTable: String?, event: DatabaseEvent) {
+        outcome.levels.mark(id)
+        guard let rowIDTable else { return }
+        outcome.levels.recordRowID(event.rowID, ofTable: event.kind.tableName, forObserver: id, table: rowIDTable)
+    }
+
+    /// The row of a pre-update hook's event: its sides that the event
+    /// changes (the old row of a deletion, the new one of an insertion,
+    /// both for an update), read with `sqlite3_preupdate_old` and `_new`.
+    struct HookRow {
+        enum Sides {
+            case old, new, both
+
+            var list: [RowFilterEvaluator.Side] {
+                switch self {
+                case .old: [.old]
+                case .new: [.new]
+                case .both: [.old, .new]
+                }
+            }
+        }
+
+        var connection: OpaquePointer
+        var info: TableHookInfo
+        var sides: Sides
+        var key: Int64
+    }
+
+    /// Marks the observations an event concerns, at the innermost level,
+    /// except those whose row filter matches none of the row's sides: the
+    /// change cannot alter what their request selects.
+    ///
+    /// - Complexity: O(1 + k) as `mark(impactedBy:)`, plus, for the f
+    ///   concerned observations with a filter of the table (those already
+    ///   marked and wanting no rowids aside), one copy of each side of the
+    ///   row and one run of each filter in the private database.
+    private func mark(impactedBy event: DatabaseEvent, filteringOn row: HookRow) {
+        var filtered: [(id: Int, rowIDTable: String?, filter: RowFilter)] = []
+        registry.forEachObserver(impactedBy: event) { id, rowIDTable in
+            guard let filter = registry.filter(of: id, table: event.kind.tableName) else {
+                mark(id, rowIDTable: rowIDTable, event: event)
+                return
+            }
+            // Marked already, and wanting no rowids: nothing more to learn.
+            if rowIDTable == nil, outcome.levels.isMarked(id) { return }
+            filtered.append((id, rowIDTable, filter))
+        }
+        guard !filtered.isEmpty else { return }
+        var concerned = [Bool](repeating: false, count: filtered.count)
+        for side in row.sides.list {
+            let pending = filtered.indices.filter { !concerned[$0] }
+            guard !pending.isEmpty else { break }
+            let answers = filterEvaluator.matches(
+                pending.map { filtered[$0].filter }, side: side, key: row.key, info: row.info,
+                hookConnection: row.connection)
+            // An answer it cannot give (nil) concerns the observation.
+            for (index, answer) in zip(pending, answers) where answer != false { concerned[index] = true }
+        }
+        for (index, entry) in filtered.enumerated() where concerned[index] {
+            mark(entry.id, rowIDTable: entry.rowIDTable, event: event)
         }
     }
 
@@ -290,6 +373,7 @@ final class ObservationBroker {
     func schemaDidChange() {
         statements.schemaDidChange()
         registry.forgetWatchedTables()
+        filterEvaluator.reset()
     }
 
     /// Called when a statement that reported its start ends: at the step

@@ -14,6 +14,10 @@ final class ObserverRegistry {
     /// the table whose rowids they want. The broker registers none on the
     /// update-hook path, whose events miss rows.
     @exclusivity(unchecked) private var rowIDTables: [Int: String] = [:]
+    /// The `WHERE` clause of the request of observations that have one
+    /// (see `RowFilter`), and the tables some filter is about.
+    @exclusivity(unchecked) private var filters: [Int: RowFilter] = [:]
+    @exclusivity(unchecked) private var filteredTables: Set<CaseInsensitiveName> = []
     private var nextID = 0
     /// Whether an observation watches a table, by name as the statements
     /// spell it; emptied whenever a region or the schema changes.
@@ -30,11 +34,17 @@ final class ObserverRegistry {
     ///
     /// - Parameter rowIDTable: A table whose changed rowids the observation
     ///   wants with each commit.
-    func register(_ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String?) -> Int {
+    func register(
+        _ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String?, filter: RowFilter?
+    ) -> Int {
         let id = nextID
         nextID += 1
         observers[id] = observer
         if let rowIDTable { rowIDTables[id] = rowIDTable }
+        if let filter {
+            filters[id] = filter
+            filteredTables.insert(CaseInsensitiveName(filter.table))
+        }
         regionIndex.insert(region, for: id)
         watchedTables = [:]
         return id
@@ -53,6 +63,9 @@ final class ObserverRegistry {
     func unregister(_ id: Int) {
         observers[id] = nil
         rowIDTables[id] = nil
+        if filters.removeValue(forKey: id) != nil {
+            filteredTables = Set(filters.values.map { CaseInsensitiveName($0.table) })
+        }
         _ = regionIndex.remove(id)
         watchedTables = [:]
     }
@@ -61,6 +74,8 @@ final class ObserverRegistry {
     func removeAll() {
         observers = [:]
         rowIDTables = [:]
+        filters = [:]
+        filteredTables = []
         regionIndex = DatabaseRegionIndex()
         watchedTables = [:]
     }
@@ -93,6 +108,18 @@ final class ObserverRegistry {
         in index: inout DatabaseRegionIndex<Int>, impactedBy event: DatabaseEvent, _ body: (Int) -> Void
     ) {
         index.forEachKey(impactedBy: event, body)
+    }
+
+    /// Whether some observation has a row filter of `table`.
+    @inline(__always)
+    func hasFilters(ofTable table: String) -> Bool {
+        !filteredTables.isEmpty && filteredTables.contains(CaseInsensitiveName(table))
+    }
+
+    /// The row filter of an observation, when it is about `table`.
+    func filter(of id: Int, table: String) -> RowFilter? {
+        guard let filter = filters[id], filter.table == table.lowercasedIdentifier else { return nil }
+        return filter
     }
 
     /// Whether an observation watches the table (some of its rows or columns).

@@ -25,11 +25,22 @@ enum PreUpdateChangeTracking {
     ) {
         guard broker.isObserving, let (tableName, info, _) = broker.hookedTable(table) else { return }
         let withoutRowID = info?.withoutRowID ?? false
+        // The row, for the observations' row filters of the table, if any
+        // (nothing is allocated otherwise).
+        let isFiltered = broker.registry.hasFilters(ofTable: tableName)
+        func row(_ sides: ObservationBroker.HookRow.Sides, key: Int64) -> ObservationBroker.HookRow? {
+            guard isFiltered, let info else { return nil }
+            return ObservationBroker.HookRow(connection: connection, info: info, sides: sides, key: key)
+        }
         switch operation {
         case SQLITE_INSERT:
-            broker.dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: withoutRowID ? nil : newKey), operation)
+            broker.dispatch(
+                DatabaseEvent(kind: .insert(tableName: tableName), rowID: withoutRowID ? nil : newKey), operation,
+                row: row(.new, key: newKey))
         case SQLITE_DELETE:
-            broker.dispatch(DatabaseEvent(kind: .delete(tableName: tableName), rowID: withoutRowID ? nil : oldKey), operation)
+            broker.dispatch(
+                DatabaseEvent(kind: .delete(tableName: tableName), rowID: withoutRowID ? nil : oldKey), operation,
+                row: row(.old, key: oldKey))
         case SQLITE_UPDATE:
             guard let info else {
                 // Unknown columns: an insertion event concerns every observer
@@ -39,8 +50,12 @@ enum PreUpdateChangeTracking {
             }
             if !withoutRowID && oldKey != newKey {
                 // The row moved: observers of the old rowid and of the new one.
-                broker.dispatch(DatabaseEvent(kind: .delete(tableName: tableName), rowID: oldKey), SQLITE_DELETE)
-                broker.dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: newKey), SQLITE_INSERT)
+                broker.dispatch(
+                    DatabaseEvent(kind: .delete(tableName: tableName), rowID: oldKey), SQLITE_DELETE,
+                    row: row(.old, key: oldKey))
+                broker.dispatch(
+                    DatabaseEvent(kind: .insert(tableName: tableName), rowID: newKey), SQLITE_INSERT,
+                    row: row(.new, key: newKey))
                 return
             }
             let changedColumns = changedColumns(connection, info)
@@ -48,7 +63,8 @@ enum PreUpdateChangeTracking {
             guard !changedColumns.isEmpty else { return }
             broker.dispatch(
                 DatabaseEvent(kind: .update(tableName: tableName, columnNames: changedColumns),
-                              rowID: withoutRowID ? nil : newKey), operation)
+                              rowID: withoutRowID ? nil : newKey), operation,
+                row: row(.both, key: newKey))
         default:
             break
         }

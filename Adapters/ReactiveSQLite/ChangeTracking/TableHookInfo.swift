@@ -48,6 +48,10 @@ struct TableHookInfo {
     /// `FAIL` (`ON CONFLICT FAIL`, `RAISE(FAIL, ...)`): a statement that
     /// fails on it may keep the changes it made before failing.
     var mayFailKeepingChanges = false
+    /// The table's `CREATE TABLE` statement (the temporary table's when
+    /// one hides a main one), for the copies of `RowFilterEvaluator`; nil
+    /// for a virtual table, or when it cannot be read.
+    var createTableSQL: String?
 
     var isVirtual: Bool { shadowTablePrefix != nil }
 
@@ -98,12 +102,13 @@ struct TableHookInfo {
                 UNION ALL SELECT type, sql FROM sqlite_master WHERE tbl_name = ?1 COLLATE NOCASE
                 """,
             arguments: [schema.name])
+        // The table's own definition: the temporary one first, as it hides the main one.
+        let createTable = definitions?.first { row in (try? row[0] as String) == "table" }
+            .flatMap { row in (try? row[1] as String?) ?? nil }
+        createTableSQL = schema.isVirtual ? nil : createTable
         if virtualNames.isEmpty {
             virtualColumns = []
         } else {
-            // The table's own definition: the temporary one first, as it hides the main one.
-            let createTable = definitions?.first { row in (try? row[0] as String) == "table" }
-                .flatMap { row in (try? row[1] as String?) ?? nil }
             let dependencies = createTable.flatMap {
                 GeneratedColumnDependencies(
                     createTableSQL: $0, columns: columns, generatedColumns: generatedNames)

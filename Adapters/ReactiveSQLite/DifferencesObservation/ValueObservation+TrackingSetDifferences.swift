@@ -168,7 +168,8 @@ extension ValueObservation {
                     let difference = try scanner!.diff(to: rows)
                     return difference.isEmpty ? nil : difference
                 }
-            })
+            }
+        ).fetchingTrackedRequest()
     }
 
     /// The fetch that refetches only the changed rows of a request whose

@@ -58,6 +58,18 @@ public struct ValueObservation<Value: Sendable>: Sendable {
     /// replaced by a newer one (see `coalescingWhileReducing()`); false:
     /// every fetched value is reduced.
     var coalescesWhileReducing = false
+    /// Whether the fetch returns what the one tracked request selects, and
+    /// nothing else: then a row change that the request's `WHERE` clause
+    /// matches neither before nor after cannot change the value (see
+    /// `RowFilter`). False for a fetch of the user's.
+    var fetchesTrackedRequest = false
+
+    /// This observation, marked as fetching what its tracked request selects.
+    func fetchingTrackedRequest() -> Self {
+        var observation = self
+        observation.fetchesTrackedRequest = true
+        return observation
+    }
 
     init(
         tracking: ObservationTracking,
@@ -229,7 +241,8 @@ extension ValueObservation {
         }
         guard removeDuplicates else {
             return ValueObservation(
-                tracking: .regions([request]), fetch: { try fetch(request, $0) }, makeReducer: { Self.identity })
+                tracking: .regions([request]), fetch: { try fetch(request, $0) }, makeReducer: { Self.identity }
+            ).fetchingTrackedRequest()
         }
         return ValueObservation(
             tracking: .regions([request]),
@@ -247,7 +260,8 @@ extension ValueObservation {
                     previous = rows
                     return try decode(rows)
                 }
-            })
+            }
+        ).fetchingTrackedRequest()
     }
 
     /// Observes the rows of a limited request through `topRows`, which
@@ -285,7 +299,8 @@ extension ValueObservation {
                     }
                     return try decode(rows)
                 }
-            })
+            }
+        ).fetchingTrackedRequest()
     }
 
     /// Observes every record of a request, as an array.
@@ -368,6 +383,7 @@ extension ValueObservation {
     /// Observes the number of rows of a request.
     public static func trackingCount<Request: FetchRequest>(_ request: Request) -> Self where Value == Int {
         ValueObservation(
-            tracking: .regions([request]), fetch: { try request.fetchCount($0) }, makeReducer: { Self.identity })
+            tracking: .regions([request]), fetch: { try request.fetchCount($0) }, makeReducer: { Self.identity }
+        ).fetchingTrackedRequest()
     }
 }

@@ -18,6 +18,9 @@ import DatabaseRegions
 final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked Sendable {
     private let host: any ObservationHost
     private let tracking: ObservationTracking
+    /// Whether the fetch returns what the one tracked request selects (see
+    /// `ValueObservation.fetchesTrackedRequest`).
+    private let fetchesTrackedRequest: Bool
     private let fetch: @Sendable (Database) throws -> any Sendable
     /// The incremental refetches of the run: only with `.regions`
     /// tracking and an `IncrementalFetch`.
@@ -86,6 +89,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     ) {
         self.host = host
         self.tracking = observation.tracking
+        self.fetchesTrackedRequest = observation.fetchesTrackedRequest
         self.fetch = observation.fetch
         if case .regions = observation.tracking, let incrementalFetch = observation.incrementalFetch {
             self.refetch = IncrementalRefetch(incrementalFetch)
@@ -171,6 +175,16 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         return AnyDatabaseCancellable { [self] in cancel() }
     }
 
+    /// The filter of the tracked request's rows, when the fetch returns
+    /// what it selects and it has one (see `RowFilter`).
+    private func rowFilter(_ db: Database) -> RowFilter? {
+        guard fetchesTrackedRequest, db.observationBroker.usesPreUpdateHook, case .regions(let regions) = tracking,
+            regions.count == 1, let request = regions[0] as? any FetchRequest,
+            let (sql, arguments) = try? request.makeSQL(db)
+        else { return nil }
+        return RowFilter(sql: sql, arguments: arguments)
+    }
+
     /// On the writer: computes the region, fetches the first value, registers.
     ///
     /// External changes are watched from before the fetch (see
@@ -204,7 +218,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             host.observationDidEnd()
             throw error
         }
-        observerID = db.observationBroker.register(self, region: region, rowIDTable: refetch?.rowIDTable)
+        observerID = db.observationBroker.register(
+            self, region: region, rowIDTable: refetch?.rowIDTable, filter: rowFilter(db))
         refetch?.didRegister()
         // The commits it sees from now on have higher numbers than any
         // before: `latestChange` and `fetchedChange` start equal.

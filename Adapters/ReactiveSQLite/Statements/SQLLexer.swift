@@ -31,7 +31,7 @@ package enum SQLLexer {
                 return false
             case .word(let word):
                 return !nonLocalKeywords.contains(word.uppercased())
-            case .quotedIdentifier, .comma:
+            case .quotedIdentifier, .comma, .dot, .parameter:
                 return true
             }
         }
@@ -75,13 +75,25 @@ package enum SQLLexer {
         case closingParenthesis
         case comma
         case semicolon
+        /// The period between a schema and a table, or a table and a column.
+        case dot
+        /// A parameter as written: `?`, `?12`, `:name`, `@name` (`$name`
+        /// reads as a word).
+        case parameter(String)
     }
 
     /// Visits the tokens of `sql` in order until `visit` returns false.
     ///
     /// - Returns: Whether every token was visited.
     static func visitTokens(of sql: String, _ visit: (Token) -> Bool) -> Bool {
-        let bytes = Array(sql.utf8)
+        visitTokens(of: Array(sql.utf8)) { token, _ in visit(token) }
+    }
+
+    /// Visits the tokens of the UTF-8 bytes of SQL in order, with the range
+    /// of bytes each one takes, until `visit` returns false.
+    ///
+    /// - Returns: Whether every token was visited.
+    static func visitTokens(of bytes: [UInt8], _ visit: (Token, Range<Int>) -> Bool) -> Bool {
         var index = 0
         func isWordByte(_ byte: UInt8) -> Bool {
             byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
@@ -110,13 +122,16 @@ package enum SQLLexer {
         }
         while index < bytes.count {
             let byte = bytes[index]
+            let start = index
             switch byte {
             case UInt8(ascii: "'"):
                 _ = skipQuoted(byte)
             case UInt8(ascii: "\""), UInt8(ascii: "`"):
-                if !visit(.quotedIdentifier(skipQuoted(byte))) { return false }
+                let text = skipQuoted(byte)
+                if !visit(.quotedIdentifier(text), start..<index) { return false }
             case UInt8(ascii: "["):
-                if !visit(.quotedIdentifier(skipQuoted(UInt8(ascii: "]")))) { return false }
+                let text = skipQuoted(UInt8(ascii: "]"))
+                if !visit(.quotedIdentifier(text), start..<index) { return false }
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
                 while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
             case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
@@ -129,24 +144,30 @@ package enum SQLLexer {
                 index += 2
             case UInt8(ascii: "("):
                 index += 1
-                if !visit(.openingParenthesis) { return false }
+                if !visit(.openingParenthesis, start..<index) { return false }
             case UInt8(ascii: ")"):
                 index += 1
-                if !visit(.closingParenthesis) { return false }
+                if !visit(.closingParenthesis, start..<index) { return false }
             case UInt8(ascii: ";"):
                 index += 1
-                if !visit(.semicolon) { return false }
+                if !visit(.semicolon, start..<index) { return false }
             case UInt8(ascii: ","):
                 index += 1
-                if !visit(.comma) { return false }
+                if !visit(.comma, start..<index) { return false }
+            case UInt8(ascii: ".") where !(index + 1 < bytes.count && bytes[index + 1] >= UInt8(ascii: "0") && bytes[index + 1] <= UInt8(ascii: "9")):
+                index += 1
+                if !visit(.dot, start..<index) { return false }
+            case UInt8(ascii: "?"), UInt8(ascii: ":"), UInt8(ascii: "@"):
+                index += 1
+                while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
+                if !visit(.parameter(String(decoding: bytes[start..<index], as: UTF8.self)), start..<index) { return false }
             default:
                 guard isWordByte(byte) else {
                     index += 1
                     continue
                 }
-                let start = index
                 while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
-                if !visit(.word(String(decoding: bytes[start..<index], as: UTF8.self))) { return false }
+                if !visit(.word(String(decoding: bytes[start..<index], as: UTF8.self)), start..<index) { return false }
             }
         }
         return true

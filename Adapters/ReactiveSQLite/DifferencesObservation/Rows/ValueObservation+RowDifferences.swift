@@ -93,7 +93,7 @@ extension ValueObservation where Value == RowsWithDifference {
                     return reducer.reduce(fetched)
                 }
             }
-        ).coalescingWhileReducing()
+        ).coalescingWhileReducing().fetchingTrackedRequest()
     }
 }
 

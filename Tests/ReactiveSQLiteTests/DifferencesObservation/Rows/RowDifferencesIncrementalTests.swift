@@ -78,7 +78,7 @@ import TestSupport
 
     /// One random transaction (or statement) of the writer.
     static func randomChange(using random: inout SplitMix64) -> String {
-        let id = Int.random(in: 1...2_200, using: &random)
+        let id = Int.random(in: 1...1_100, using: &random)
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<25: return "UPDATE item SET score = \(Int.random(in: 0..<100, using: &random)) WHERE id = \(id)"
         case 25..<35: return "DELETE FROM item WHERE id = \(id)"
@@ -102,9 +102,19 @@ import TestSupport
         }
     }
 
-    @Test(arguments: pageQueries, Mode.allCases)
+    @Test(arguments: pageQueries, [Mode.wal, .rollback])
     func rowsEqualAFreshFetchAfterEveryCommit(sql: String, mode: Mode) async throws {
-        let statistics = try await Self.checkRandomCommits(sql: sql, fixture: try Fixture(rows: 2_000, mode: mode))
+        try await Self.checkRowsAndPages(sql: sql, mode: mode)
+    }
+
+    /// With auto-vacuum, commits move pages (overflow pages included)
+    /// without writing the leaves that point to them.
+    @Test func pagesMovedByAutoVacuumKeepTheRowsExact() async throws {
+        try await Self.checkRowsAndPages(sql: "SELECT * FROM item", mode: .walAutoVacuum)
+    }
+
+    static func checkRowsAndPages(sql: String, mode: Mode) async throws {
+        let statistics = try await Self.checkRandomCommits(sql: sql, fixture: try Fixture(rows: 1_000, mode: mode))
         if mode == .rollback {
             #expect(statistics.incrementalFetchCount == 0, "\(statistics)")
         } else {
@@ -112,18 +122,23 @@ import TestSupport
             // changes and restarts of the log between two fetches read
             // everything, and so do rows out of key order (an index on
             // `score` serves `score > 40`, for about half of the steps).
-            // Measured: 40 to 105 of 100 to 120 fetches, as commits coalesce.
-            #expect(statistics.incrementalFetchCount >= 25, "\(statistics)")
+            // Measured: 40 to 105 of 100 to 120 fetches over 100 steps, as
+            // commits coalesce.
+            #expect(statistics.incrementalFetchCount >= Self.steps / 8, "\(statistics)")
         }
     }
 
-    @Test(arguments: otherKeyedQueries.indices, [Mode.wal, .rollback])
-    func otherKeyedQueriesEqualAFreshFetchAfterEveryCommit(query: Int, mode: Mode) async throws {
+    @Test(arguments: otherKeyedQueries.indices)
+    func otherKeyedQueriesEqualAFreshFetchAfterEveryCommit(query: Int) async throws {
         let (sql, keys) = Self.otherKeyedQueries[query]
         let statistics = try await Self.checkRandomCommits(
-            sql: sql, keys: keys, fixture: try Fixture(rows: 2_000, mode: mode))
+            sql: sql, keys: keys, fixture: try Fixture(rows: 1_000, mode: .wal))
         #expect(statistics.incrementalFetchCount == 0, "\(statistics)")
     }
+
+    /// The checks of a random run (each waits for the observation: a run
+    /// of ten cases beside the whole suite stays far within its time limit).
+    static let steps = 40
 
     /// Random commits of another connection, one to three between two
     /// checks, and after each check the comparisons with a fresh fetch:
@@ -150,7 +165,7 @@ import TestSupport
         var seen = 1
 
         var random = SplitMix64(seed: UInt64(sql.utf8.count) &+ UInt64(fixture.mode.rawValue.utf8.count))
-        for step in 0..<100 {
+        for step in 0..<steps {
             var statements: [String] = []
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 statements.append(randomChange(using: &random))

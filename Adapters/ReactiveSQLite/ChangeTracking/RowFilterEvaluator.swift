@@ -1,0 +1,239 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
+
+/// Evaluates `RowFilter`s on the rows that the pre-update hook shows, with
+/// SQLite's own semantics: a private in-memory database holds a copy of
+/// each filtered table (its `CREATE TABLE`), the row is copied into it, and
+/// each filter's `SELECT 1 FROM table WHERE ...` runs there.
+///
+/// Hooks must not run SQL on the connection that calls them; this one is
+/// another connection, used only inside the writer's hooks, on the
+/// writer's queue. An answer it cannot give (a function or collation the
+/// copy lacks, a definition it cannot create, an error) is nil: the
+/// caller notifies, as without a filter.
+final class RowFilterEvaluator {
+    private var connection: OpaquePointer?
+    /// Whether the connection could not be opened: nothing is evaluated.
+    private var isBroken = false
+
+    /// A copy of a table: the definition it was made from, and the
+    /// statements that empty it and insert a row into it.
+    private struct Copy {
+        var definition: String
+        var clear: OpaquePointer
+        var insert: OpaquePointer?
+        /// The stored columns the insertion binds, with the indices the
+        /// pre-update hook gives them, and whether the rowid comes first.
+        var insertedColumns: [(old: Int32, new: Int32)]
+        var bindsRowID: Bool
+    }
+
+    private var copies: [String: Copy] = [:]
+    /// The prepared statement of each filter, nil when it does not compile.
+    private var statements: [RowFilter: OpaquePointer?] = [:]
+
+    /// The row a filter is asked about.
+    enum Side {
+        /// The row before the change (`sqlite3_preupdate_old`).
+        case old
+        /// The row after the change (`sqlite3_preupdate_new`).
+        case new
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Forgets every copy (the schema changed): the next evaluation makes
+    /// them again from the new definitions.
+    func reset() {
+        close()
+        isBroken = false
+    }
+
+    private func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements = [:]
+        for copy in copies.values {
+            sqlite3_finalize(copy.clear)
+            sqlite3_finalize(copy.insert)
+        }
+        copies = [:]
+        if let connection { sqlite3_close_v2(connection) }
+        connection = nil
+    }
+
+    /// Whether each filter matches one side of the row that the pre-update
+    /// hook of `hookConnection` shows, in the filters' table (`info`
+    /// describes it); nil where it cannot tell.
+    ///
+    /// - Parameter filters: Filters of the table the hook reports.
+    func matches(
+        _ filters: [RowFilter], side: Side, key: Int64, info: TableHookInfo, hookConnection: OpaquePointer
+    ) -> [Bool?] {
+        guard let table = filters.first?.table,
+            let connection = copyRow(of: table, side: side, key: key, info: info, hookConnection: hookConnection)
+        else { return filters.map { _ in nil } }
+        return filters.map { filter in
+            guard let statement = statement(of: filter, in: connection) else { return nil }
+            defer { sqlite3_reset(statement) }
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: return true
+            case SQLITE_DONE: return false
+            default: return nil
+            }
+        }
+    }
+
+    /// Copies one side of the hook's row into the copy of its table, alone;
+    /// returns the private connection, or nil when it cannot.
+    private func copyRow(
+        of table: String, side: Side, key: Int64, info: TableHookInfo, hookConnection: OpaquePointer
+    ) -> OpaquePointer? {
+        guard let definition = info.createTableSQL, let connection = open() else { return nil }
+        if let copy = copies[table], copy.definition != definition {
+            // Another definition than the copy's: make every copy again.
+            reset()
+            return copyRow(of: table, side: side, key: key, info: info, hookConnection: hookConnection)
+        }
+        if copies[table] == nil {
+            guard let copy = makeCopy(table, definition: definition, info: info, in: connection) else { return nil }
+            copies[table] = copy
+        }
+        guard let copy = copies[table], let insert = copy.insert else { return nil }
+        let cleared = sqlite3_step(copy.clear) == SQLITE_DONE
+        sqlite3_reset(copy.clear)
+        guard cleared else { return nil }
+        var index: Int32 = 1
+        if copy.bindsRowID {
+            sqlite3_bind_int64(insert, index, key)
+            index += 1
+        }
+        // The values of the hook are valid only during the hook: unbound
+        // before returning.
+        defer { sqlite3_clear_bindings(insert) }
+        for column in copy.insertedColumns {
+            var value: OpaquePointer?
+            let code = side == .old
+                ? sqlite3_preupdate_old(hookConnection, column.old, &value)
+                : sqlite3_preupdate_new(hookConnection, column.new, &value)
+            guard code == SQLITE_OK, sqlite3_bind_value(insert, index, value) == SQLITE_OK else { return nil }
+            index += 1
+        }
+        let inserted = sqlite3_step(insert) == SQLITE_DONE
+        sqlite3_reset(insert)
+        return inserted ? connection : nil
+    }
+
+    /// The prepared statement of a filter, made once.
+    private func statement(of filter: RowFilter, in connection: OpaquePointer) -> OpaquePointer? {
+        if let statement = statements[filter] { return statement }
+        let statement = prepare(filter, in: connection)
+        statements[filter] = statement
+        return statement
+    }
+
+    private func open() -> OpaquePointer? {
+        if let connection { return connection }
+        guard !isBroken else { return nil }
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX
+        guard sqlite3_open_v2(":memory:", &handle, flags, nil) == SQLITE_OK, let handle else {
+            sqlite3_close_v2(handle)
+            isBroken = true
+            return nil
+        }
+        // The copy holds rows that the table accepted: no CHECK to run again.
+        sqlite3_exec(handle, "PRAGMA ignore_check_constraints = ON", nil, nil, nil)
+        connection = handle
+        return handle
+    }
+
+    /// Creates the copy of a table in the private database.
+    private func makeCopy(_ table: String, definition: String, info: TableHookInfo, in connection: OpaquePointer) -> Copy? {
+        guard sqlite3_exec(connection, definition, nil, nil, nil) == SQLITE_OK else { return nil }
+        var clear: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, "DELETE FROM \(SQLLexer.quote(table))", -1, &clear, nil) == SQLITE_OK,
+            let clear
+        else { return nil }
+        // The stored columns that are not generated (generated ones are
+        // computed again), and the rowid of a table with a hidden one.
+        let generated = Set(info.generatedColumns)
+        let inserted = info.storedColumns.filter { !generated.contains($0.name) }
+        let bindsRowID = !info.withoutRowID && info.rowIDColumns.count == 1
+        let names = (bindsRowID ? ["rowid"] : []) + inserted.map { SQLLexer.quote($0.name) }
+        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        var insert: OpaquePointer?
+        let sql = "INSERT INTO \(SQLLexer.quote(table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+        if sqlite3_prepare_v2(connection, sql, -1, &insert, nil) != SQLITE_OK {
+            sqlite3_finalize(insert)
+            insert = nil
+        }
+        return Copy(
+            definition: definition, clear: clear, insert: insert,
+            insertedColumns: inserted.map { ($0.old, $0.new) }, bindsRowID: bindsRowID)
+    }
+
+    /// The statement of a filter, its arguments bound; nil when it does
+    /// not compile in the private database, or an argument is missing.
+    private func prepare(_ filter: RowFilter, in connection: OpaquePointer) -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, filter.sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            return nil
+        }
+        let count = sqlite3_bind_parameter_count(statement)
+        var positional = 0
+        for index in 1...max(count, 1) where count > 0 {
+            let value: DatabaseValue?
+            if let name = sqlite3_bind_parameter_name(statement, index) {
+                value = filter.arguments.namedValues[String(String(cString: name).dropFirst())]
+            } else {
+                value = positional < filter.arguments.values.count ? filter.arguments.values[positional] : nil
+                positional += 1
+            }
+            guard let value, Self.bind(value, to: statement, at: index) == SQLITE_OK else {
+                sqlite3_finalize(statement)
+                return nil
+            }
+        }
+        return statement
+    }
+
+    private static func bind(_ value: DatabaseValue, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        if case .invalidUTF8Text(let bytes) = value.representation {
+            return bytes.withUnsafeBytes { bytes in
+                bytes.withMemoryRebound(to: CChar.self) {
+                    sqlite3_bind_text64(
+                        statement, index, $0.baseAddress, UInt64($0.count), _rsqlite_transient(), UInt8(SQLITE_UTF8))
+                }
+            }
+        }
+        switch value.storage {
+        case .null:
+            return sqlite3_bind_null(statement, index)
+        case .integer(let integer):
+            return sqlite3_bind_int64(statement, index, integer)
+        case .real(let real):
+            return sqlite3_bind_double(statement, index, real)
+        case .text(var text):
+            return text.withUTF8 { bytes in
+                // A nil pointer would bind NULL, not an empty text.
+                guard let base = bytes.baseAddress, bytes.count > 0 else {
+                    return sqlite3_bind_text(statement, index, "", 0, nil)
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text64(statement, index, $0, UInt64(bytes.count), _rsqlite_transient(), UInt8(SQLITE_UTF8))
+                }
+            }
+        case .blob(let data):
+            return data.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_zeroblob(statement, index, 0) }
+                return sqlite3_bind_blob64(statement, index, base, UInt64(bytes.count), _rsqlite_transient())
+            }
+        }
+    }
+}
