@@ -138,6 +138,7 @@ public struct ValueObservation<Value: Sendable>: Sendable {
         observation.fetchInterval = fetchInterval
         observation.events = events
         observation.coalescesWhileReducing = coalescesWhileReducing
+        observation.fetchesTrackedRequest = fetchesTrackedRequest
         return observation
     }
 

@@ -180,9 +180,13 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     private func rowFilter(_ db: Database) -> RowFilter? {
         guard fetchesTrackedRequest, db.observationBroker.usesPreUpdateHook, case .regions(let regions) = tracking,
             regions.count == 1, let request = regions[0] as? any FetchRequest,
-            let (sql, arguments) = try? request.makeSQL(db)
+            let (sql, arguments) = try? request.makeSQL(db), let filter = RowFilter(sql: sql, arguments: arguments),
+            // A region refined to rowids (`filter(key:)`) already tells the
+            // rows that matter: evaluating the clause would cost more than
+            // it saves.
+            region.isModified(by: DatabaseEvent(kind: .insert(tableName: filter.table), rowID: .min))
         else { return nil }
-        return RowFilter(sql: sql, arguments: arguments)
+        return filter
     }
 
     /// On the writer: computes the region, fetches the first value, registers.

@@ -174,6 +174,22 @@ import TestSupport
         #expect(changes.withLock { $0 } == afterSchemaChange + 1)
     }
 
+    /// Operators keep the filter; so do the differences observations.
+    @Test func operatorsAndDifferencesKeepTheFilter() async throws {
+        let test = try DatabaseKind.inMemoryQueue.make(sql: Self.schema)
+        let request = SQLRequest<Row>(sql: "SELECT id, name FROM item WHERE owner = 2")
+        let (_, mapped, first) = try await start(
+            ValueObservation.trackingAll(request).map { $0.count }.removeDuplicates(), in: test.writer)
+        defer { first.cancel() }
+        let (_, rows, second) = try await start(
+            ValueObservation.trackingRowDifferences(sql: request.sql).map { $0.rows.count }, in: test.writer)
+        defer { second.cancel() }
+        try test.writer.writeSQL("UPDATE item SET name = 'apricot' WHERE id = 1")
+        #expect(mapped.withLock { $0 } == 0 && rows.withLock { $0 } == 0)
+        try test.writer.writeSQL("UPDATE item SET name = 'cherries' WHERE id = 3")
+        #expect(mapped.withLock { $0 } == 1 && rows.withLock { $0 } == 1)
+    }
+
     /// An observation whose fetch is the user's own may read more than its
     /// tracked request selects: no filter.
     @Test func aFetchOfTheUsersIsNotFiltered() async throws {
