@@ -27,7 +27,7 @@ final class RowFilterEvaluator {
         var insert: OpaquePointer?
         /// The stored columns the insertion binds, with the indices the
         /// pre-update hook gives them, and whether the rowid comes first.
-        var insertedColumns: [(old: Int32, new: Int32)]
+        var insertedColumns: [(old: Int32, new: Int32, hasDefault: Bool)]
         var bindsRowID: Bool
     }
 
@@ -120,7 +120,11 @@ final class RowFilterEvaluator {
             let code = side == .old
                 ? sqlite3_preupdate_old(hookConnection, column.old, &value)
                 : sqlite3_preupdate_new(hookConnection, column.new, &value)
-            guard code == SQLITE_OK, sqlite3_bind_value(insert, index, value) == SQLITE_OK else { return nil }
+            guard code == SQLITE_OK else { return nil }
+            // An old NULL of a column with a default may be a column that the
+            // row's record lacks (see `TableHookInfo.columnsWithDefault`).
+            if side == .old, column.hasDefault, sqlite3_value_type(value) == SQLITE_NULL { return nil }
+            guard sqlite3_bind_value(insert, index, value) == SQLITE_OK else { return nil }
             index += 1
         }
         let inserted = sqlite3_step(insert) == SQLITE_DONE
@@ -174,7 +178,8 @@ final class RowFilterEvaluator {
         }
         return Copy(
             definition: definition, clear: clear, insert: insert,
-            insertedColumns: inserted.map { ($0.old, $0.new) }, bindsRowID: bindsRowID)
+            insertedColumns: inserted.map { ($0.old, $0.new, info.columnsWithDefault?.contains($0.name) ?? true) },
+            bindsRowID: bindsRowID)
     }
 
     /// The statement of a filter, its arguments bound; nil when it does

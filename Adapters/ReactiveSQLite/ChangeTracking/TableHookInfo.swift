@@ -52,6 +52,12 @@ struct TableHookInfo {
     /// one hides a main one), for the copies of `RowFilterEvaluator`; nil
     /// for a virtual table, or when it cannot be read.
     var createTableSQL: String?
+    /// The columns (lowercased) with a default value other than NULL. The
+    /// record of a row written before `ALTER TABLE ADD COLUMN` lacks the
+    /// added column, and `sqlite3_preupdate_old` then gives NULL rather
+    /// than the default: an old NULL there is unknown. Every column when
+    /// the defaults cannot be read.
+    var columnsWithDefault: Set<String>?
 
     var isVirtual: Bool { shadowTablePrefix != nil }
 
@@ -106,6 +112,13 @@ struct TableHookInfo {
         let createTable = definitions?.first { row in (try? row[0] as String) == "table" }
             .flatMap { row in (try? row[1] as String?) ?? nil }
         createTableSQL = schema.isVirtual ? nil : createTable
+        // Columns of PRAGMA table_info: cid, name, type, notnull, dflt_value, pk.
+        columnsWithDefault = (try? database.fetchRows(sql: "PRAGMA table_info(\(quoted))")).map { rows in
+            Set(rows.compactMap { row -> String? in
+                guard let name = try? row[1] as String, let value = try? row[4] as DatabaseValue, !value.isNull else { return nil }
+                return name.lowercasedIdentifier
+            })
+        }
         if virtualNames.isEmpty {
             virtualColumns = []
         } else {

@@ -189,6 +189,15 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         return filter
     }
 
+    /// The first fetch starts: `willFetch` is told, and the interval of a
+    /// throttled observation starts (after the region was computed, so that
+    /// the next fetch starts at least `fetchInterval` after this one: the
+    /// instants `willFetch` sees are spaced by it).
+    private func willFetchFirstValue() {
+        for willFetch in events.willFetch { willFetch() }
+        if fetchInterval != nil { fetchState.withLock { $0.lastFetchStart = .now } }
+    }
+
     /// On the writer: computes the region, fetches the first value, registers.
     ///
     /// External changes are watched from before the fetch (see
@@ -196,8 +205,6 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// is detected later.
     private func startOnWriter(_ db: Database) throws -> any Sendable {
         try host.observationWillStart(db)
-        // The first fetch counts for `fetchInterval`.
-        if fetchInterval != nil { fetchState.withLock { $0.lastFetchStart = .now } }
         let fetched: any Sendable
         do {
             switch tracking {
@@ -206,7 +213,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 for willTrackRegion in events.willTrackRegion { willTrackRegion(region) }
                 let candidatePages = refetch?.candidatePages(
                     db, observesExternalChanges: host.externalChangeDetector != nil)
-                for willFetch in events.willFetch { willFetch() }
+                willFetchFirstValue()
                 fetched = try inReadTransaction(db, knowingSnapshot: candidatePages != nil) { snapshot in
                     try refetch?.start(db, pages: candidatePages)
                     let value = try fetch(db)
@@ -214,7 +221,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                     return value
                 }
             case .recorded, .constantRegion:
-                for willFetch in events.willFetch { willFetch() }
+                willFetchFirstValue()
                 (fetched, region) = try inReadTransaction(db) { _ in try db.recordingSelection { try fetch(db) } }
                 for willTrackRegion in events.willTrackRegion { willTrackRegion(region) }
             }
@@ -292,12 +299,14 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             }
             state.isFetching = true
             state.fetchedChange = state.latestChange
-            state.lastFetchStart = now
             return RefetchChanges(previous: state.lastFetched, rowIDs: .unknown)
         }
         if let intervalEnd { fetchAfterInterval(endingAt: intervalEnd) }
         guard var changes else { return }
         for willFetch in events.willFetch { willFetch() }
+        // The interval starts once `willFetch` was told (no other fetch
+        // starts while this one runs: `isFetching`).
+        if fetchInterval != nil { fetchState.withLock { $0.lastFetchStart = .now } }
         if let refetch { changes.rowIDs = refetch.takeUnfetchedRowIDs() }
         if let reader = host.readerIfAvailable() {
             // Open a read transaction on the state just committed while the

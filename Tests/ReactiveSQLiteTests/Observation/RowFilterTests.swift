@@ -174,6 +174,22 @@ import TestSupport
         #expect(changes.withLock { $0 } == afterSchemaChange + 1)
     }
 
+    /// A row written before `ALTER TABLE ADD COLUMN ... DEFAULT` lacks the
+    /// column in its record, and the pre-update hook gives NULL for its old
+    /// value: the filter cannot tell, and its deletion is notified.
+    @Test(arguments: DatabaseKind.allCases)
+    func aColumnAddedWithADefaultIsNotTakenForNull(kind: DatabaseKind) async throws {
+        let test = try kind.make(sql: Self.schema + "ALTER TABLE item ADD COLUMN status TEXT DEFAULT 'open';")
+        let (recorder, changes, cancellable) = try await start(
+            ValueObservation.trackingAll(SQLRequest<Int64>(sql: "SELECT id FROM item WHERE status = 'open'")),
+            in: test.writer)
+        defer { cancellable.cancel() }
+        #expect(try await recorder.wait(for: 1)[0] == [1, 2, 3, 4])
+        try test.writer.writeSQL("DELETE FROM item WHERE id = 2")
+        #expect(changes.withLock { $0 } == 1)
+        #expect(try await recorder.wait(for: 2)[1] == [1, 3, 4])
+    }
+
     /// Operators keep the filter; so do the differences observations.
     @Test func operatorsAndDifferencesKeepTheFilter() async throws {
         let test = try DatabaseKind.inMemoryQueue.make(sql: Self.schema)

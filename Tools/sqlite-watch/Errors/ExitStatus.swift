@@ -1,5 +1,5 @@
 /// The exit statuses of `sqlite-watch`, as `--help` documents them.
-public enum ExitStatus: Int32, Sendable {
+enum ExitStatus: Int32, Sendable {
     /// The requested number of changes was printed, or the user pressed
     /// Ctrl-C (SIGINT) or sent SIGTERM, the terminal closed (SIGHUP), or the
     /// reader of the output went away.

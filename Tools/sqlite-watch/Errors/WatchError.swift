@@ -2,51 +2,45 @@ import ReactiveSQLite
 
 /// An error that ends `sqlite-watch`: a message for standard error and the
 /// exit status that goes with it.
-public struct WatchError: Error, CustomStringConvertible {
-    public var status: ExitStatus
+struct WatchError: Error, CustomStringConvertible {
+    var status: ExitStatus
     /// One or more lines, without the `sqlite-watch: error:` prefix.
-    public var message: String
+    var message: String
 
-    /// Creates an error with its exit status and message.
-    public init(status: ExitStatus, message: String) {
-        self.status = status
-        self.message = message
-    }
-
-    public var description: String { message }
+    var description: String { message }
 }
 
 extension WatchError {
-    public static func missingFile(_ path: String) -> WatchError {
+    static func missingFile(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "no such file: \(path) (sqlite-watch never creates a database)")
     }
 
-    public static func directory(_ path: String) -> WatchError {
+    static func directory(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) is a directory, not a database file")
     }
 
-    public static func notADatabase(_ path: String) -> WatchError {
+    static func notADatabase(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) is not a database (SQLITE_NOTADB: file is not a database)")
     }
 
-    public static func wrongPassphrase(_ path: String) -> WatchError {
+    static func wrongPassphrase(_ path: String) -> WatchError {
         WatchError(
             status: .databaseError,
             message: "\(path) cannot be read with this passphrase: the passphrase is wrong, or the file is not a "
                 + "database (SQLITE_NOTADB: file is not a database)")
     }
 
-    public static func unreadablePassphraseFile(_ path: String, reason: String, kind: String = "passphrase") -> WatchError {
+    static func unreadablePassphraseFile(_ path: String, reason: String, kind: String = "passphrase") -> WatchError {
         WatchError(status: .usageError, message: "cannot read the \(kind) file \(path): \(reason)")
     }
 
-    public static func cannotOpen(_ path: String, _ error: DatabaseError) -> WatchError {
+    static func cannotOpen(_ path: String, _ error: DatabaseError) -> WatchError {
         WatchError(status: .databaseError, message: "cannot read \(path): \(error.summary)")
     }
 
     /// A database in WAL mode in a folder this user cannot write, whose
     /// `-shm` file SQLite could neither create nor use.
-    public static func walInReadOnlyFolder(_ path: String, _ error: DatabaseError) -> WatchError {
+    static func walInReadOnlyFolder(_ path: String, _ error: DatabaseError) -> WatchError {
         WatchError(
             status: .databaseError,
             message: "cannot read \(path): \(error.summary)\n"
@@ -57,30 +51,30 @@ extension WatchError {
                 + "(PRAGMA journal_mode = DELETE).")
     }
 
-    public static func deleted(_ path: String) -> WatchError {
+    static func deleted(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) was deleted while watched")
     }
 
-    public static func notARegularFile(_ path: String, kind: String) -> WatchError {
+    static func notARegularFile(_ path: String, kind: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) is \(kind), not a database file")
     }
 
-    public static func noLongerADatabase(_ path: String, reason: String) -> WatchError {
+    static func noLongerADatabase(_ path: String, reason: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) is no longer a database: \(reason)")
     }
 
-    public static func walLost(_ path: String, reason: String) -> WatchError {
+    static func walLost(_ path: String, reason: String) -> WatchError {
         WatchError(
             status: .databaseError,
             message: "the write-ahead log \(path)-wal was \(reason) while watched: the commits it holds are lost "
                 + "when the last connection closes, so the rows shown may no longer be in the database")
     }
 
-    public static func replaced(_ path: String) -> WatchError {
+    static func replaced(_ path: String) -> WatchError {
         WatchError(status: .databaseError, message: "\(path) was replaced by another file while watched")
     }
 
-    public static func invalidSQL(_ sql: String, _ error: DatabaseError) -> WatchError {
+    static func invalidSQL(_ sql: String, _ error: DatabaseError) -> WatchError {
         // The library's own checks, reworded for the command line.
         var reason = error.summary
         if error.resultCode == .SQLITE_MISUSE, let message = error.message {
@@ -93,25 +87,25 @@ extension WatchError {
         return WatchError(status: .queryError, message: "invalid SQL: \(reason)\n  SQL: \(sql)")
     }
 
-    public static func notARead(_ sql: String) -> WatchError {
+    static func notARead(_ sql: String) -> WatchError {
         WatchError(
             status: .queryError,
             message: "not a read: sqlite-watch watches statements that return rows and change nothing, "
                 + "such as SELECT\n  SQL: \(sql)")
     }
 
-    public static func unknownKey(_ key: String, columns: [String]) -> WatchError {
+    static func unknownKey(_ key: String, columns: [String]) -> WatchError {
         WatchError(
             status: .queryError,
             message: "--key \(key): no such column in the query's result (columns: \(columns.joined(separator: ", ")))")
     }
 
     /// A failure of the observation once watching started.
-    public static func outputFailed(_ reason: String) -> WatchError {
+    static func outputFailed(_ reason: String) -> WatchError {
         WatchError(status: .outputError, message: "cannot write the output: \(reason); what was printed may be incomplete")
     }
 
-    public static func watchFailed(_ sql: String, _ error: any Error) -> WatchError {
+    static func watchFailed(_ sql: String, _ error: any Error) -> WatchError {
         guard let error = error as? DatabaseError else {
             return WatchError(status: .databaseError, message: "the query failed: \(error)\n  SQL: \(sql)")
         }
@@ -123,7 +117,7 @@ extension WatchError {
 
 extension DatabaseError {
     /// SQLite's message and result code, without the SQL and the connection label.
-    public var summary: String {
+    var summary: String {
         "\(message ?? "error") (SQLite error \(extendedResultCode.rawValue))"
     }
 }

@@ -3,9 +3,9 @@ import ReactiveSQLite
 
 /// What `sqlite-watch` learns from the query before watching it: that it is
 /// a valid read, its result columns, and how its rows are identified.
-public struct QueryInspection: Sendable {
-    public var columnNames: [String]
-    public var identity: RowIdentity
+struct QueryInspection: Sendable {
+    var columnNames: [String]
+    var identity: RowIdentity
 
     /// Compiles and checks the query.
     ///
@@ -14,7 +14,7 @@ public struct QueryInspection: Sendable {
     ///   is not a read, or a key that is not a result column; the
     ///   `DatabaseError` itself when the database is locked, so that the
     ///   caller can wait and retry.
-    public init(sql: String, keys: [String], in db: Database) throws {
+    init(sql: String, keys: [String], in db: Database) throws {
         let statement: Statement
         do {
             statement = try db.makeStatement(sql: sql)

@@ -1,5 +1,5 @@
 /// The styles of the table output.
-public enum TextStyle {
+enum TextStyle {
     case plain
     case header
     /// NULL, and the old value of an updated column.
@@ -27,15 +27,15 @@ public enum TextStyle {
 ///
 /// Colors go to a terminal only (see `ColorMode`): output read by another
 /// program carries no escape sequence.
-public struct Painter {
-    public let usesColors: Bool
+struct Painter {
+    let usesColors: Bool
 
     /// A painter that colors text when `usesColors` is true.
-    public init(usesColors: Bool) {
+    init(usesColors: Bool) {
         self.usesColors = usesColors
     }
 
-    public func paint(_ text: String, _ style: TextStyle) -> String {
+    func paint(_ text: String, _ style: TextStyle) -> String {
         guard usesColors, let parameters = style.parameters, !text.isEmpty else { return text }
         return "\u{1B}[\(parameters)m\(text)\u{1B}[0m"
     }

@@ -2,7 +2,7 @@ import ReactiveSQLite
 
 /// Writes the watched query's results and changes as text for standard
 /// output: `TableRenderer` for people, `JSONRenderer` for programs.
-public protocol ResultRenderer {
+protocol ResultRenderer {
     /// The current rows, printed once when watching starts.
     func initialResult(columnNames: [String], rows: [Row]) -> String
 
@@ -29,7 +29,7 @@ public protocol ResultRenderer {
 
 extension ResultRenderer {
     /// Collects the rows, and writes the text at once.
-    public func streamInitialResult(
+    func streamInitialResult(
         columnNames: [String], afterColumnsChange: Bool, batches: some Sequence<[Row]>, write: (String) -> Bool
     ) {
         let rows = batches.flatMap { $0 }

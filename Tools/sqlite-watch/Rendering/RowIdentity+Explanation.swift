@@ -2,7 +2,7 @@ import ReactiveSQLite
 
 extension RowIdentity {
     /// A sentence for the note printed when watching starts.
-    public var explanation: String {
+    var explanation: String {
         switch self {
         case .primaryKey(let table, let columns):
             "rows are identified by the primary key of \(table) (\(columns.joined(separator: ", ")))"
@@ -17,7 +17,7 @@ extension RowIdentity {
 
 extension RowDifference {
     /// `1 inserted, 2 updated`: the non-empty counts.
-    public var summary: String {
+    var summary: String {
         [("inserted", inserted.count), ("updated", updated.count), ("deleted", deleted.count), ("moved", moved.count)]
             .filter { $0.1 > 0 }
             .map { "\($0.1) \($0.0)" }

@@ -33,11 +33,11 @@ import ReactiveSQLite
 ///
 /// On a terminal, kinds and rows are colored (inserted green, deleted red,
 /// updated columns yellow, moves cyan).
-public struct TableRenderer: ResultRenderer {
-    public let isOrdered: Bool
-    public let painter: Painter
+struct TableRenderer: ResultRenderer {
+    let isOrdered: Bool
+    let painter: Painter
 
-    public init(isOrdered: Bool, painter: Painter) {
+    init(isOrdered: Bool, painter: Painter) {
         self.isOrdered = isOrdered
         self.painter = painter
     }
@@ -51,18 +51,18 @@ public struct TableRenderer: ResultRenderer {
         return "\(twoDigits(parts.tm_hour)):\(twoDigits(parts.tm_min)):\(twoDigits(parts.tm_sec))"
     }
 
-    public func initialResult(columnNames: [String], rows: [Row]) -> String {
+    func initialResult(columnNames: [String], rows: [Row]) -> String {
         var table = TextTable(headers: Self.headers(columnNames), rightAligned: Self.numericColumns(columnNames.count, rows: rows))
         table.rows = rows.map { row in row.databaseValues.map(valueCell) }
         let count = rows.count == 1 ? "(1 row)" : rows.isEmpty ? "(no rows)" : "(\(rows.count) rows)"
         return table.render(with: painter) + count + "\n"
     }
 
-    public func columnsChanged(columnNames: [String], rows: [Row]) -> String {
+    func columnsChanged(columnNames: [String], rows: [Row]) -> String {
         "the query's columns changed; the new result:\n" + initialResult(columnNames: columnNames, rows: rows)
     }
 
-    public func changes(_ changes: RowDifference, number: Int, columnNames: [String]) -> String {
+    func changes(_ changes: RowDifference, number: Int, columnNames: [String]) -> String {
         let lines = lines(of: changes)
         let leadingHeaders = isOrdered ? ["change", "position"] : ["change"]
         let numeric = Self.numericColumns(columnNames.count, rows: lines.map(\.row) + lines.compactMap(\.previous))

@@ -10,34 +10,34 @@
 ///
 /// Widths count characters (grapheme clusters), so text that a terminal
 /// draws in double width (CJK, many emoji) misaligns its row.
-public struct TextTable {
+struct TextTable {
     /// The content of one cell: pieces of text, each in its own style.
-    public struct Cell {
-        public var pieces: [(text: String, style: TextStyle)]
+    struct Cell {
+        var pieces: [(text: String, style: TextStyle)]
 
-        public init(_ text: String, _ style: TextStyle = .plain) {
+        init(_ text: String, _ style: TextStyle = .plain) {
             pieces = [(text, style)]
         }
 
-        public init(pieces: [(text: String, style: TextStyle)]) {
+        init(pieces: [(text: String, style: TextStyle)]) {
             self.pieces = pieces
         }
 
-        public var width: Int { pieces.reduce(0) { $0 + $1.text.count } }
+        var width: Int { pieces.reduce(0) { $0 + $1.text.count } }
     }
 
-    public var headers: [String]
-    public var rows: [[Cell]] = []
+    var headers: [String]
+    var rows: [[Cell]] = []
     /// Per column: whether cells are aligned to the right (numbers).
-    public var rightAligned: [Bool]
+    var rightAligned: [Bool]
 
-    public init(headers: [String], rightAligned: [Bool]? = nil) {
+    init(headers: [String], rightAligned: [Bool]? = nil) {
         self.headers = headers
         self.rightAligned = rightAligned ?? Array(repeating: false, count: headers.count)
     }
 
     /// The table, one line per border, header and row, each ending with a newline.
-    public func render(with painter: Painter) -> String {
+    func render(with painter: Painter) -> String {
         var widths = headers.map(\.count)
         for row in rows {
             for (index, cell) in row.enumerated() where index < widths.count {

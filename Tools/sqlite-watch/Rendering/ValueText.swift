@@ -15,11 +15,11 @@ import ReactiveSQLite
 /// 32 bytes of longer ones followed by their size. A text that is not valid
 /// UTF-8 (a Latin-1 `café`) keeps its bytes: its invalid bytes are shown as
 /// `\xE9`. Whether a value changed is decided on its bytes.
-public enum ValueText {
+enum ValueText {
     /// The longest blob shown whole in a table.
-    public static let tableBlobPrefix = 32
+    static let tableBlobPrefix = 32
 
-    public static func table(_ value: DatabaseValue) -> String {
+    static func table(_ value: DatabaseValue) -> String {
         if value.isInvalidUTF8Text, let bytes = value.textBytes { return escapingInvalidUTF8(bytes) }
         return switch value.storage {
         case .null: "NULL"
@@ -34,7 +34,7 @@ public enum ValueText {
     }
 
     /// Whether the value is shown as a number (aligned to the right in tables).
-    public static func isNumeric(_ value: DatabaseValue) -> Bool {
+    static func isNumeric(_ value: DatabaseValue) -> Bool {
         switch value.storage {
         case .integer, .real, .null: true
         case .text, .blob: false
@@ -50,7 +50,7 @@ public enum ValueText {
 
     /// The text with its control characters escaped, as in tables: `\n`,
     /// `\t`, `\u{1B}`. Also for column names, which a query chooses.
-    public static func escapingControlCharacters(_ text: String) -> String {
+    static func escapingControlCharacters(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         return text.unicodeScalars.map { scalar in
             guard isControl(scalar) else { return String(scalar) }
