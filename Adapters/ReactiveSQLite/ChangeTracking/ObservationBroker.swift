@@ -78,8 +78,8 @@ final class ObservationBroker {
     /// - Parameter rowIDTable: A table whose changed rowids the observation
     ///   wants with each commit (`DatabaseCommit.changedRowIDs`).
     /// - Parameter filter: The `WHERE` clause of the observation's request:
-    ///   a row change that it matches neither before nor after concerns the
-    ///   observation not (pre-update hook only, which shows both rows).
+    ///   a row change that it matches neither before nor after does not
+    ///   concern the observation (pre-update hook only, which shows both rows).
     func register(
         _ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String? = nil,
         filter: RowFilter? = nil

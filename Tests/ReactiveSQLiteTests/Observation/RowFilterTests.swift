@@ -76,10 +76,10 @@ import TestSupport
         return (recorder, changes, cancellable)
     }
 
-    /// Changes that the filter matches neither before nor after concern the
-    /// observation not; changes it matches before or after do.
+    /// Changes that the filter matches neither before nor after do not
+    /// concern the observation; changes it matches before or after do.
     @Test(arguments: DatabaseKind.allCases)
-    func changesOutsideTheFilterConcernTheObservationNot(kind: DatabaseKind) async throws {
+    func changesOutsideTheFilterDoNotConcernTheObservation(kind: DatabaseKind) async throws {
         let test = try kind.make(sql: Self.schema)
         let observation = ValueObservation.trackingAll(
             SQLRequest<Row>(sql: "SELECT id, name FROM item WHERE owner = ? ORDER BY id", arguments: [2]))
@@ -108,7 +108,7 @@ import TestSupport
     /// collation (`name = 'BANANA'` under NOCASE), NULL (`price > 25` is
     /// not true for NULL), `LIKE` (ASCII case-insensitive), `GLOB` (case
     /// sensitive), `IN`, `BETWEEN`, `IS`. For each, a change of a row it
-    /// does not match concerns the observation not, and a change of a row
+    /// does not match leaves the observation alone, and a change of a row
     /// it matches does.
     @Test(arguments: DatabaseKind.allCases)
     func theFilterIsEvaluatedAsSQLiteEvaluatesIt(kind: DatabaseKind) async throws {

@@ -120,7 +120,8 @@ import Testing
 
         var random = SplitMix64(seed: 0x70F + UInt64(DatabaseKind.allCases.firstIndex(of: kind)!))
         var nextID: Int64 = 2_000
-        for step in 0..<(isRunningUnderThreadSanitizer ? 60 : 250) {
+        let steps = isRunningUnderThreadSanitizer ? 60 : 250
+        for step in 0..<steps {
             switch step % 50 {
             case 17:
                 try await writer.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
@@ -169,7 +170,11 @@ import Testing
         for observation in observations {
             let count = observation.incrementalFetch?.statistics.incrementalFetchCount ?? 0
             if changeTracking == .automatic {
-                #expect(count > 50, "\(count) incremental fetches")
+                // Most steps: VACUUM and index changes fetch everything, and
+                // a commit of rows that a request's WHERE clause matches
+                // neither before nor after fetches nothing (48 of 60 steps
+                // for `score % 3 <> ?` under the thread sanitizer).
+                #expect(count > steps * 2 / 3, "\(count) incremental fetches of \(steps) steps")
             } else {
                 #expect(count == 0)
             }
