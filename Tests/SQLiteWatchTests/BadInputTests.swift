@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 
 /// Bad input gets a clear message on standard error and a documented exit
@@ -157,6 +162,29 @@ struct BadInputTests {
         #expect(watch.outputText.contains("101 → 102"))
     }
 
+    /// Copies an executable through a descriptor opened with `O_CLOEXEC`.
+    ///
+    /// `FileManager.copyItem` opens the copy without it: a child that another
+    /// test spawns meanwhile inherits the descriptor open for writing, and
+    /// the kernel refuses to run the copy while any process holds one
+    /// (`ETXTBSY`, "Text file busy", seen once on a fresh-clone run of the
+    /// release tests). With `O_CLOEXEC` a spawned child drops it when it
+    /// execs its program.
+    static func copyExecutable(atPath source: String, toPath destination: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let descriptor = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        defer { close(descriptor) }
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                guard written > 0 else { throw CocoaError(.fileWriteUnknown) }
+                offset += written
+            }
+        }
+    }
+
     /// A WAL database in a folder the user cannot write: without its
     /// `-shm` and `-wal` files SQLite cannot read it (`SQLITE_READONLY`),
     /// and the message says why and what to do, watching or serving; while
@@ -169,7 +197,7 @@ struct BadInputTests {
     func aWALDatabaseInAFolderTheUserCannotWrite() async throws {
         let database = try await WatchedDatabase.players(journalMode: "wal")
         let tool = database.directory.appendingPathComponent("sqlite-watch").path
-        try FileManager.default.copyItem(atPath: try Executables.sqliteWatch().path, toPath: tool)
+        try Self.copyExecutable(atPath: try Executables.sqliteWatch().path, toPath: tool)
         func watchAsNobody(_ arguments: [String]) throws -> ChildProcess {
             try ChildProcess(
                 URL(fileURLWithPath: "/usr/bin/setpriv"),
