@@ -247,8 +247,9 @@ final class ObservationBroker {
     ///   row and one run of each filter in the private database.
     private func mark(impactedBy event: DatabaseEvent, filteringOn row: HookRow) {
         var filtered: [(id: Int, rowIDTable: String?, filter: RowFilter)] = []
+        let table = event.kind.tableName.lowercasedIdentifier
         registry.forEachObserver(impactedBy: event) { id, rowIDTable in
-            guard let filter = registry.filter(of: id, table: event.kind.tableName) else {
+            guard let filter = registry.filter(of: id, lowercasedTable: table) else {
                 mark(id, rowIDTable: rowIDTable, event: event)
                 return
             }

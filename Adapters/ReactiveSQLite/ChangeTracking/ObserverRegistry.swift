@@ -116,9 +116,10 @@ final class ObserverRegistry {
         !filteredTables.isEmpty && filteredTables.contains(CaseInsensitiveName(table))
     }
 
-    /// The row filter of an observation, when it is about `table`.
-    func filter(of id: Int, table: String) -> RowFilter? {
-        guard let filter = filters[id], filter.table == table.lowercasedIdentifier else { return nil }
+    /// The row filter of an observation, when it is about `table`
+    /// (lowercased).
+    func filter(of id: Int, lowercasedTable table: String) -> RowFilter? {
+        guard let filter = filters[id], filter.table == table else { return nil }
         return filter
     }
 

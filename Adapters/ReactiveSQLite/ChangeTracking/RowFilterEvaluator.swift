@@ -200,45 +200,11 @@ final class RowFilterEvaluator {
                 value = positional < filter.arguments.values.count ? filter.arguments.values[positional] : nil
                 positional += 1
             }
-            guard let value, Self.bind(value, to: statement, at: index) == SQLITE_OK else {
+            guard let value, Statement.bind(value, to: statement, at: index) == SQLITE_OK else {
                 sqlite3_finalize(statement)
                 return nil
             }
         }
         return statement
-    }
-
-    private static func bind(_ value: DatabaseValue, to statement: OpaquePointer, at index: Int32) -> Int32 {
-        if case .invalidUTF8Text(let bytes) = value.representation {
-            return bytes.withUnsafeBytes { bytes in
-                bytes.withMemoryRebound(to: CChar.self) {
-                    sqlite3_bind_text64(
-                        statement, index, $0.baseAddress, UInt64($0.count), _rsqlite_transient(), UInt8(SQLITE_UTF8))
-                }
-            }
-        }
-        switch value.storage {
-        case .null:
-            return sqlite3_bind_null(statement, index)
-        case .integer(let integer):
-            return sqlite3_bind_int64(statement, index, integer)
-        case .real(let real):
-            return sqlite3_bind_double(statement, index, real)
-        case .text(var text):
-            return text.withUTF8 { bytes in
-                // A nil pointer would bind NULL, not an empty text.
-                guard let base = bytes.baseAddress, bytes.count > 0 else {
-                    return sqlite3_bind_text(statement, index, "", 0, nil)
-                }
-                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite3_bind_text64(statement, index, $0, UInt64(bytes.count), _rsqlite_transient(), UInt8(SQLITE_UTF8))
-                }
-            }
-        case .blob(let data):
-            return data.withUnsafeBytes { bytes in
-                guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_zeroblob(statement, index, 0) }
-                return sqlite3_bind_blob64(statement, index, base, UInt64(bytes.count), _rsqlite_transient())
-            }
-        }
     }
 }

@@ -224,27 +224,31 @@ public final class Statement {
     }
 
     private func bind(_ value: DatabaseValue, at index: Int32) throws {
-        let code: Int32
+        try database.check(Self.bind(value, to: handle, at: index), sql: sql, arguments: arguments)
+    }
+
+    /// Binds `value` to parameter `index` of a prepared statement, and
+    /// returns SQLite's result code. Texts and blobs are copied by SQLite;
+    /// invalid UTF-8 text keeps its bytes.
+    static func bind(_ value: DatabaseValue, to handle: OpaquePointer, at index: Int32) -> Int32 {
         if case .invalidUTF8Text(let bytes) = value.representation {
             // The exact bytes read, written back as they were.
-            code = bytes.withUnsafeBytes { bytes in
+            return bytes.withUnsafeBytes { bytes in
                 bytes.withMemoryRebound(to: CChar.self) {
                     sqlite3_bind_text64(
                         handle, index, $0.baseAddress, UInt64($0.count), _rsqlite_transient(), UInt8(SQLITE_UTF8))
                 }
             }
-            try database.check(code, sql: sql, arguments: arguments)
-            return
         }
         switch value.storage {
         case .null:
-            code = sqlite3_bind_null(handle, index)
+            return sqlite3_bind_null(handle, index)
         case .integer(let integer):
-            code = sqlite3_bind_int64(handle, index, integer)
+            return sqlite3_bind_int64(handle, index, integer)
         case .real(let real):
-            code = sqlite3_bind_double(handle, index, real)
+            return sqlite3_bind_double(handle, index, real)
         case .text(var text):
-            code = text.withUTF8 { bytes in
+            return text.withUTF8 { bytes in
                 // A nil pointer would bind NULL, not an empty text.
                 guard let base = bytes.baseAddress, bytes.count > 0 else {
                     return sqlite3_bind_text(handle, index, "", 0, nil)
@@ -254,7 +258,7 @@ public final class Statement {
                 }
             }
         case .blob(let data):
-            code = data.withUnsafeBytes { bytes in
+            return data.withUnsafeBytes { bytes in
                 // A nil pointer would bind NULL, not an empty blob.
                 guard let base = bytes.baseAddress, bytes.count > 0 else {
                     return sqlite3_bind_zeroblob(handle, index, 0)
@@ -262,7 +266,6 @@ public final class Statement {
                 return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), _rsqlite_transient())
             }
         }
-        try database.check(code, sql: sql, arguments: arguments)
     }
 
     /// Steps the statement until it is done, ignoring rows, then resets it.

@@ -63,6 +63,12 @@ struct KeyedResult: Sendable {
 
     var count: Int { rows.count }
 
+    /// The integer key of a row, nil when its key column holds another value.
+    private static func key(of row: RawRow, at keyIndex: Int) -> Int64? {
+        guard keyIndex < row.count, case .integer(let key) = row[keyIndex] else { return nil }
+        return key
+    }
+
     // MARK: - Fetching
 
     /// The result of `sql`, whose column at `keyIndex` identifies the rows;
@@ -89,26 +95,26 @@ struct KeyedResult: Sendable {
         }
         var builder = EncodedRows.Builder()
         var order: [Int64] = []
-        var isKeyed = true
-        try db.forEachRawRow(sql: sql, arguments: arguments) { row in
-            guard isKeyed else { return }
-            guard keyIndex < row.count, case .integer(let key) = row[keyIndex] else {
-                isKeyed = false
-                return
+        do {
+            try db.forEachRawRow(sql: sql, arguments: arguments) { row in
+                // A key that is not an integer stops the statement.
+                guard let key = Self.key(of: row, at: keyIndex) else { throw Unkeyed() }
+                order.append(key)
+                builder.append(key: key) { bytes in EncodedRows.encode(row, skipping: keyIndex, into: &bytes) }
             }
-            order.append(key)
-            builder.append(key: key) { bytes in EncodedRows.encode(row, skipping: keyIndex, into: &bytes) }
+        } catch is Unkeyed {
+            return nil
         }
         let isInKeyOrder = builder.isInKeyOrder
-        guard isKeyed, let rows = builder.finish() else { return nil }
+        guard let rows = builder.finish() else { return nil }
         return KeyedResult(
             rows: rows, keyIndex: keyIndex, columnNames: columnNames, rowMaker: RowMaker(columnNames: columnNames),
             order: isInKeyOrder ? nil : order, generation: generation, patch: nil)
     }
 
-    /// Rows that came out of ascending key order, or that the key does not
-    /// identify: `refetched` stops the statement with it.
-    private struct NotInKeyOrder: Error {}
+    /// A row that came out of ascending key order, or that the key does
+    /// not identify: the reads stop the statement with it.
+    private struct Unkeyed: Error {}
 
     /// The query run again, its rows compared with this result's as they
     /// come: this result with the rows that changed; nil when a row comes
@@ -124,8 +130,7 @@ struct KeyedResult: Sendable {
         let keyIndex = self.keyIndex
         do {
             try db.forEachRawRow(sql: sql, arguments: arguments) { row in
-                guard keyIndex < row.count, case .integer(let key) = row[keyIndex], lastKey.map({ $0 < key }) ?? true
-                else { throw NotInKeyOrder() }
+                guard let key = Self.key(of: row, at: keyIndex), lastKey.map({ $0 < key }) ?? true else { throw Unkeyed() }
                 lastKey = key
                 while let row = oldRow, row.key < key {
                     changes.append((row.key, nil))
@@ -139,17 +144,23 @@ struct KeyedResult: Sendable {
                 }
                 changes.append((key, Array(scratch)[...]))
             }
-        } catch is NotInKeyOrder {
+        } catch is Unkeyed {
             return nil
         }
         while let row = oldRow {
             changes.append((row.key, nil))
             oldRow = old.next()
         }
-        var refetched = rows
-        refetched.apply(changes)
+        return applying(changes, generation: generation)
+    }
+
+    /// This result with `changes` (sorted by key, each key once: the new
+    /// bytes of a row, or nil for a row gone), which its patch remembers.
+    private func applying(_ changes: [(key: Int64, encoded: ArraySlice<UInt8>?)], generation: Int) -> KeyedResult {
+        var changed = rows
+        changed.apply(changes)
         return KeyedResult(
-            rows: refetched, keyIndex: keyIndex, columnNames: columnNames, rowMaker: rowMaker, order: nil,
+            rows: changed, keyIndex: keyIndex, columnNames: columnNames, rowMaker: rowMaker, order: nil,
             generation: generation, patch: Patch(base: self.generation, keys: changes.map(\.key), earlier: patch))
     }
 
@@ -163,34 +174,27 @@ struct KeyedResult: Sendable {
     func patched(_ db: Database, keys: [Int64], lookup: RowLookup, generation: Int) throws -> KeyedResult? {
         guard order == nil else { return nil }
         var fetched: [Int64: [UInt8]] = [:]
-        var isKeyed = true
-        try lookup.forEachRow(db, keys: keys) { row in
-            guard isKeyed, keyIndex < row.count, case .integer(let key) = row[keyIndex] else {
-                isKeyed = false
-                return
+        do {
+            try lookup.forEachRow(db, keys: keys) { row in
+                guard let key = Self.key(of: row, at: keyIndex) else { throw Unkeyed() }
+                var encoded: [UInt8] = []
+                EncodedRows.encode(row, skipping: keyIndex, into: &encoded)
+                if fetched.updateValue(encoded, forKey: key) != nil { throw Unkeyed() }
             }
-            var encoded: [UInt8] = []
-            EncodedRows.encode(row, skipping: keyIndex, into: &encoded)
-            if fetched.updateValue(encoded, forKey: key) != nil { isKeyed = false }
+        } catch is Unkeyed {
+            return nil
         }
-        guard isKeyed else { return nil }
         var changes: [(key: Int64, encoded: ArraySlice<UInt8>?)] = []
-        var changedKeys: [Int64] = []
         for key in keys {
             let old = rows.encodedRow(forKey: key)
             let new = fetched.removeValue(forKey: key).map { $0[...] }
             if old == nil && new == nil { continue }
             if let old, let new, old.elementsEqual(new) { continue }
             changes.append((key, new))
-            changedKeys.append(key)
         }
         // A row whose key was not asked for: the lookup is not what it seems.
         guard fetched.isEmpty else { return nil }
-        var patched = rows
-        patched.apply(changes)
-        return KeyedResult(
-            rows: patched, keyIndex: keyIndex, columnNames: columnNames, rowMaker: rowMaker, order: nil, generation: generation,
-            patch: Patch(base: self.generation, keys: changedKeys, earlier: patch))
+        return applying(changes, generation: generation)
     }
 
     // MARK: - Reading
