@@ -14,24 +14,47 @@ import Foundation
 /// from the chunk's first key, so 0) and the length of its values, both
 /// as variable-length integers, then its values. A value is a tag and a
 /// payload: NULL, integers in the fewest of 1 to 8 bytes, reals in 8, texts
-/// and blobs with their length (in the tag when it is short). Two rows have equal bytes exactly when their
-/// values are stored identically (same storage classes, integers, bits of
-/// reals, text or blob bytes).
+/// and blobs with their length (in the tag when it is short). Two rows have
+/// equal bytes exactly when their values are stored identically (same
+/// storage classes, integers, bits of reals, text or blob bytes).
+///
+/// The chunks are in blocks of at most 64. Successive values of an
+/// observation share what did not change: a change of one row copies the
+/// list of blocks and the chunks of one block (a retain each), not the
+/// list of every chunk (about 10 000 for a million rows).
 ///
 /// - Complexity: finding, replacing, inserting or removing a row is
-///   O(log c + b), for c chunks of b rows (one chunk is read and written
-///   again); the first keys of the chunks move when a chunk is added or
-///   removed (O(c)).
+///   O(log c + B + b), for c chunks of b rows in blocks of B chunks (one
+///   chunk is read and written again, the chunk list of one block and the
+///   block list are copied when they are shared).
 struct EncodedRows: Sequence, Sendable {
     private static let maxChunkRows = 128
+    /// The most chunks in a block. Rows appended in order fill chunks and
+    /// blocks to three quarters, leaving room for insertions.
+    static let maxBlockChunks = 64
 
     private struct Chunk: Sendable {
         var bytes: [UInt8] = []
         var count = 0
     }
 
-    private var chunks: [Chunk] = []
-    /// The key of each chunk's first row.
+    /// Consecutive chunks; never empty, and none of its chunks is.
+    private struct Block: Sendable {
+        var chunks: [Chunk] = []
+        /// The key of each chunk's first row.
+        var firstKeys: [Int64] = []
+        /// The number of rows in its chunks.
+        var count = 0
+    }
+
+    /// Where a chunk is.
+    fileprivate struct Place {
+        var block: Int
+        var chunk: Int
+    }
+
+    private var blocks: [Block] = []
+    /// The key of each block's first row.
     private var firstKeys: [Int64] = []
     private(set) var count = 0
 
@@ -40,36 +63,75 @@ struct EncodedRows: Sequence, Sendable {
     /// A row: its key and the bytes of its values.
     typealias Element = (key: Int64, encoded: ArraySlice<UInt8>)
 
-    /// The number of chunks (see `rows(of:)`).
-    var chunkCount: Int { chunks.count }
+    /// The number of rows of each block, in order (see `row(at:blockStarts:)`).
+    var blockRowCounts: [Int] { blocks.map { $0.count } }
 
-    /// The number of rows of each chunk, in order.
-    var chunkRowCounts: [Int] { chunks.map(\.count) }
-
-    /// The rows of a chunk, in key order.
-    func rows(of chunk: Int) -> [Element] {
-        var rows: [Element] = []
-        rows.reserveCapacity(chunks[chunk].count)
-        var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
-        while let row = reader.next() { rows.append(row) }
-        return rows
+    /// The row at `position` in key order, given the position of each
+    /// block's first row (the running sums of `blockRowCounts`).
+    ///
+    /// - Complexity: O(log(c / B) + B + b).
+    func row(at position: Int, blockStarts: [Int]) -> Element {
+        guard let block = Self.lastIndex(in: blockStarts, atMost: position) else {
+            preconditionFailure("EncodedRows position out of range")
+        }
+        var offset = position - blockStarts[block]
+        for chunk in blocks[block].chunks.indices {
+            let rowCount = blocks[block].chunks[chunk].count
+            if offset < rowCount {
+                var reader = reader(at: Place(block: block, chunk: chunk))
+                for _ in 0..<offset { _ = reader.next() }
+                if let row = reader.next() { return row }
+                break
+            }
+            offset -= rowCount
+        }
+        preconditionFailure("EncodedRows position out of range")
     }
 
-    /// The index of the chunk that holds `key` if any row does.
-    private func chunkIndex(for key: Int64) -> Int? {
+    /// The index of the last element of ascending `values` that is at most
+    /// `value`; nil when every one is greater.
+    private static func lastIndex<Value: Comparable>(in values: [Value], atMost value: Value) -> Int? {
         var low = 0
-        var high = firstKeys.count
+        var high = values.count
         while low < high {
             let middle = (low + high) / 2
-            if firstKeys[middle] <= key { low = middle + 1 } else { high = middle }
+            if values[middle] <= value { low = middle + 1 } else { high = middle }
         }
         return low == 0 ? nil : low - 1
     }
 
+    /// The chunk that holds `key` if any row does: the last chunk whose
+    /// first key is at most `key`.
+    private func place(for key: Int64) -> Place? {
+        guard let block = Self.lastIndex(in: firstKeys, atMost: key),
+              let chunk = Self.lastIndex(in: blocks[block].firstKeys, atMost: key)
+        else { return nil }
+        return Place(block: block, chunk: chunk)
+    }
+
+    /// The chunk after the one at `place` (past the last block after the last chunk).
+    fileprivate func place(after place: Place) -> Place {
+        place.chunk + 1 < blocks[place.block].chunks.count
+            ? Place(block: place.block, chunk: place.chunk + 1) : Place(block: place.block + 1, chunk: 0)
+    }
+
+    fileprivate func reader(at place: Place) -> ChunkReader {
+        ChunkReader(bytes: blocks[place.block].chunks[place.chunk].bytes, key: blocks[place.block].firstKeys[place.chunk])
+    }
+
+    /// The rows of the chunk at `place`, in key order.
+    private func rows(at place: Place) -> [Element] {
+        var rows: [Element] = []
+        rows.reserveCapacity(blocks[place.block].chunks[place.chunk].count)
+        var reader = reader(at: place)
+        while let row = reader.next() { rows.append(row) }
+        return rows
+    }
+
     /// The values of the row with `key`, encoded; nil when there is none.
     func encodedRow(forKey key: Int64) -> ArraySlice<UInt8>? {
-        guard let chunk = chunkIndex(for: key) else { return nil }
-        var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
+        guard let place = place(for: key) else { return nil }
+        var reader = reader(at: place)
         while let row = reader.next(), row.key <= key {
             if row.key == key { return row.encoded }
         }
@@ -79,13 +141,13 @@ struct EncodedRows: Sequence, Sendable {
     /// The keys of the rows in `range`, ascending.
     func keys(in range: ClosedRange<Int64>) -> [Int64] {
         var keys: [Int64] = []
-        var chunk = chunkIndex(for: range.lowerBound) ?? 0
-        while chunk < chunks.count, firstKeys[chunk] <= range.upperBound {
-            var reader = ChunkReader(bytes: chunks[chunk].bytes, key: firstKeys[chunk])
+        var place = place(for: range.lowerBound) ?? Place(block: 0, chunk: 0)
+        while place.block < blocks.count, blocks[place.block].firstKeys[place.chunk] <= range.upperBound {
+            var reader = reader(at: place)
             while let row = reader.next(), row.key <= range.upperBound {
                 if row.key >= range.lowerBound { keys.append(row.key) }
             }
-            chunk += 1
+            place = self.place(after: place)
         }
         return keys
     }
@@ -93,15 +155,15 @@ struct EncodedRows: Sequence, Sendable {
     /// The rows, in key order.
     struct Iterator: IteratorProtocol {
         fileprivate let rows: EncodedRows
-        fileprivate var nextChunk = 0
+        fileprivate var nextPlace = Place(block: 0, chunk: 0)
         fileprivate var reader: ChunkReader?
 
         mutating func next() -> Element? {
             while true {
                 if let row = reader?.next() { return row }
-                guard nextChunk < rows.chunks.count else { return nil }
-                reader = ChunkReader(bytes: rows.chunks[nextChunk].bytes, key: rows.firstKeys[nextChunk])
-                nextChunk += 1
+                guard nextPlace.block < rows.blocks.count else { return nil }
+                reader = rows.reader(at: nextPlace)
+                nextPlace = rows.place(after: nextPlace)
             }
         }
     }
@@ -201,24 +263,30 @@ struct EncodedRows: Sequence, Sendable {
     }
 
     /// Appends a row whose key is greater than every key, filling chunks
-    /// to three quarters (room for insertions).
+    /// and blocks to three quarters (room for insertions).
     private mutating func appendLast(key: Int64, encoded: ArraySlice<UInt8>) {
-        if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maxChunkRows * 3 / 4 {
+        if blocks.last?.chunks.last.map({ $0.count >= Self.maxChunkRows * 3 / 4 }) ?? true {
             // The size of the previous chunk, and a little more: most chunks
             // then grow without moving (moves leave the heap fragmented).
-            let expected = chunks.last.map { $0.bytes.count + $0.bytes.count / 8 } ?? 0
+            let expected = blocks.last?.chunks.last.map { $0.bytes.count + $0.bytes.count / 8 } ?? 0
             closeLastChunk()
+            if blocks.last.map({ $0.chunks.count >= Self.maxBlockChunks * 3 / 4 }) ?? true {
+                blocks.append(Block())
+                firstKeys.append(key)
+            }
             var chunk = Chunk()
             chunk.bytes.reserveCapacity(expected)
-            chunks.append(chunk)
-            firstKeys.append(key)
+            blocks[blocks.count - 1].chunks.append(chunk)
+            blocks[blocks.count - 1].firstKeys.append(key)
             lastAppendedKey = key
         }
-        let chunk = chunks.count - 1
-        Self.appendVarint(UInt64(bitPattern: key &- lastAppendedKey), to: &chunks[chunk].bytes)
-        Self.appendVarint(UInt64(encoded.count), to: &chunks[chunk].bytes)
-        chunks[chunk].bytes += encoded
-        chunks[chunk].count += 1
+        let block = blocks.count - 1
+        let chunk = blocks[block].chunks.count - 1
+        Self.appendVarint(UInt64(bitPattern: key &- lastAppendedKey), to: &blocks[block].chunks[chunk].bytes)
+        Self.appendVarint(UInt64(encoded.count), to: &blocks[block].chunks[chunk].bytes)
+        blocks[block].chunks[chunk].bytes += encoded
+        blocks[block].chunks[chunk].count += 1
+        blocks[block].count += 1
         lastAppendedKey = key
         count += 1
     }
@@ -226,8 +294,10 @@ struct EncodedRows: Sequence, Sendable {
     /// Gives the last chunk's bytes an array of their size (appending
     /// leaves up to as much unused capacity).
     private mutating func closeLastChunk() {
-        guard let last = chunks.indices.last, chunks[last].bytes.capacity > chunks[last].bytes.count + 64 else { return }
-        chunks[last].bytes = Array(chunks[last].bytes[...])
+        guard let block = blocks.indices.last, let chunk = blocks[block].chunks.indices.last,
+              blocks[block].chunks[chunk].bytes.capacity > blocks[block].chunks[chunk].bytes.count + 64
+        else { return }
+        blocks[block].chunks[chunk].bytes = Array(blocks[block].chunks[chunk].bytes[...])
     }
 
     /// The key of the last row appended by `appendLast`.
@@ -238,7 +308,7 @@ struct EncodedRows: Sequence, Sendable {
     /// Applies changes sorted by ascending key, each key once: the new
     /// bytes of a row (inserted or replaced), or nil to remove it.
     ///
-    /// - Complexity: O(k (log c + b)) for k changes when they are few;
+    /// - Complexity: O(k (log c + B + b)) for k changes when they are few;
     ///   otherwise O(n + k), the rows rebuilt in one pass.
     mutating func apply(_ changes: some Collection<(key: Int64, encoded: ArraySlice<UInt8>?)>) {
         if changes.count <= Self.maxChunkRows || changes.count <= count / 32 {
@@ -270,14 +340,16 @@ struct EncodedRows: Sequence, Sendable {
 
     /// Inserts the row with `key`, or replaces it.
     mutating func set(key: Int64, encoded: some Collection<UInt8>) {
-        guard let chunk = chunkIndex(for: key) ?? (chunks.isEmpty ? nil : 0) else {
-            chunks = [Chunk()]
+        guard !blocks.isEmpty else {
+            blocks = [Block(chunks: [Chunk()], firstKeys: [key])]
             firstKeys = [key]
-            rewrite(chunk: 0, with: [(key, ArraySlice(encoded))])
+            rewrite(Place(block: 0, chunk: 0), with: [(key, ArraySlice(encoded))])
             count = 1
             return
         }
-        var rows = self.rows(of: chunk)
+        // A key before every other goes to the first chunk.
+        let place = place(for: key) ?? Place(block: 0, chunk: 0)
+        var rows = self.rows(at: place)
         var low = 0
         while low < rows.count, rows[low].key < key { low += 1 }
         if low < rows.count, rows[low].key == key {
@@ -286,33 +358,57 @@ struct EncodedRows: Sequence, Sendable {
             rows.insert((key, ArraySlice(encoded)), at: low)
             count += 1
         }
-        if rows.count > Self.maxChunkRows {
-            let half = rows.count / 2
-            chunks.insert(Chunk(), at: chunk + 1)
-            firstKeys.insert(rows[half].key, at: chunk + 1)
-            rewrite(chunk: chunk + 1, with: rows[half...])
-            rewrite(chunk: chunk, with: rows[..<half])
-        } else {
-            rewrite(chunk: chunk, with: rows[...])
+        guard rows.count > Self.maxChunkRows else {
+            rewrite(place, with: rows[...])
+            return
         }
+        let half = rows.count / 2
+        let next = Place(block: place.block, chunk: place.chunk + 1)
+        blocks[place.block].chunks.insert(Chunk(), at: next.chunk)
+        blocks[place.block].firstKeys.insert(rows[half].key, at: next.chunk)
+        rewrite(next, with: rows[half...])
+        rewrite(place, with: rows[..<half])
+        if blocks[place.block].chunks.count > Self.maxBlockChunks { splitBlock(place.block) }
+    }
+
+    /// Moves the second half of a block's chunks to a new block after it.
+    private mutating func splitBlock(_ index: Int) {
+        let half = blocks[index].chunks.count / 2
+        let chunks = Array(blocks[index].chunks[half...])
+        let moved = Block(
+            chunks: chunks, firstKeys: Array(blocks[index].firstKeys[half...]),
+            count: chunks.reduce(0) { $0 + $1.count })
+        blocks[index].chunks.removeSubrange(half...)
+        blocks[index].firstKeys.removeSubrange(half...)
+        blocks[index].count -= moved.count
+        blocks.insert(moved, at: index + 1)
+        firstKeys.insert(moved.firstKeys[0], at: index + 1)
     }
 
     /// Removes the row with `key`, if any.
     mutating func remove(key: Int64) {
-        guard let chunk = chunkIndex(for: key) else { return }
-        var rows = self.rows(of: chunk)
+        guard let place = place(for: key) else { return }
+        var rows = self.rows(at: place)
         guard let index = rows.firstIndex(where: { $0.key == key }) else { return }
         rows.remove(at: index)
         count -= 1
-        if rows.isEmpty {
-            chunks.remove(at: chunk)
-            firstKeys.remove(at: chunk)
-        } else {
-            rewrite(chunk: chunk, with: rows[...])
+        guard rows.isEmpty else {
+            rewrite(place, with: rows[...])
+            return
+        }
+        blocks[place.block].chunks.remove(at: place.chunk)
+        blocks[place.block].firstKeys.remove(at: place.chunk)
+        blocks[place.block].count -= 1
+        if blocks[place.block].chunks.isEmpty {
+            blocks.remove(at: place.block)
+            firstKeys.remove(at: place.block)
+        } else if place.chunk == 0 {
+            firstKeys[place.block] = blocks[place.block].firstKeys[0]
         }
     }
 
-    private mutating func rewrite(chunk: Int, with rows: ArraySlice<Element>) {
+    /// Writes the chunk at `place` again with `rows` (at least one).
+    private mutating func rewrite(_ place: Place, with rows: ArraySlice<Element>) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(rows.reduce(0) { $0 + $1.encoded.count + 3 })
         var previous = rows.first?.key ?? 0
@@ -322,8 +418,12 @@ struct EncodedRows: Sequence, Sendable {
             bytes += row.encoded
             previous = row.key
         }
-        chunks[chunk] = Chunk(bytes: bytes, count: rows.count)
-        if let first = rows.first { firstKeys[chunk] = first.key }
+        blocks[place.block].count += rows.count - blocks[place.block].chunks[place.chunk].count
+        blocks[place.block].chunks[place.chunk] = Chunk(bytes: bytes, count: rows.count)
+        if let first = rows.first {
+            blocks[place.block].firstKeys[place.chunk] = first.key
+            if place.chunk == 0 { firstKeys[place.block] = first.key }
+        }
     }
 
     // MARK: - Variable-length integers

@@ -13,16 +13,17 @@
 /// iteration decodes each chunk of rows once.
 ///
 /// - Complexity: `count` is O(1). Iteration is O(1) amortized per row.
-///   The subscript is O(1) for rows held as `Row` values, and O(log c + b)
-///   for rows kept as bytes, in chunks c of b ≤ 128 rows.
+///   The subscript is O(1) for rows held as `Row` values, and
+///   O(log c + B + b) for rows kept as bytes, in c chunks of b ≤ 128 rows
+///   grouped in blocks of B ≤ 64 chunks.
 public struct ResultRows: RandomAccessCollection, Sendable, Hashable, CustomStringConvertible,
     ExpressibleByArrayLiteral
 {
     fileprivate enum Storage: Sendable {
         case rows([Row])
         /// The rows of a keyed result, and the position of the first row of
-        /// each of its chunks (in key order).
-        case keyed(KeyedResult, chunkStarts: [Int])
+        /// each of its blocks of chunks (in key order).
+        case keyed(KeyedResult, blockStarts: [Int])
     }
 
     private let storage: Storage
@@ -39,18 +40,19 @@ public struct ResultRows: RandomAccessCollection, Sendable, Hashable, CustomStri
 
     /// The rows of a keyed result.
     ///
-    /// - Complexity: O(c) for c chunks of rows.
+    /// - Complexity: O(c / B) for c chunks of rows in blocks of B.
     init(_ result: KeyedResult) {
         var starts: [Int] = []
         if result.order == nil {
-            starts.reserveCapacity(result.rows.chunkCount)
+            let counts = result.rows.blockRowCounts
+            starts.reserveCapacity(counts.count)
             var start = 0
-            for count in result.rows.chunkRowCounts {
+            for count in counts {
                 starts.append(start)
                 start += count
             }
         }
-        storage = .keyed(result, chunkStarts: starts)
+        storage = .keyed(result, blockStarts: starts)
     }
 
     /// The position of the first row: 0.
@@ -66,27 +68,19 @@ public struct ResultRows: RandomAccessCollection, Sendable, Hashable, CustomStri
 
     /// The row at `position` (0-based).
     ///
-    /// - Complexity: O(1) for rows held as `Row` values; O(log c + b) for
-    ///   rows kept as bytes (see the type's documentation).
+    /// - Complexity: O(1) for rows held as `Row` values; O(log c + B + b)
+    ///   for rows kept as bytes (see the type's documentation).
     public subscript(position: Int) -> Row {
         switch storage {
         case .rows(let rows):
             return rows[position]
-        case .keyed(let result, let chunkStarts):
+        case .keyed(let result, let blockStarts):
             precondition(position >= 0 && position < result.count, "ResultRows index out of range")
             if let order = result.order {
                 // Every key of `order` is a key of the rows: an invariant.
                 return result.row(forKey: order[position])!
             }
-            // The last chunk that starts at or before the position.
-            var low = 0
-            var high = chunkStarts.count
-            while low < high {
-                let middle = (low + high) / 2
-                if chunkStarts[middle] <= position { low = middle + 1 } else { high = middle }
-            }
-            let chunk = low - 1
-            let row = result.rows.rows(of: chunk)[position - chunkStarts[chunk]]
+            let row = result.rows.row(at: position, blockStarts: blockStarts)
             return result.row(key: row.key, encoded: row.encoded)
         }
     }

@@ -119,6 +119,58 @@ import TestSupport
         #expect(Self.contents(rows) == [5: [1]])
     }
 
+    /// Rows by position, given the running sums of the blocks' row counts.
+    static func rowsByPosition(_ rows: EncodedRows) -> [Int64] {
+        var starts: [Int] = []
+        var start = 0
+        for count in rows.blockRowCounts {
+            starts.append(start)
+            start += count
+        }
+        #expect(start == rows.count)
+        return (0..<rows.count).map { rows.row(at: $0, blockStarts: starts).key }
+    }
+
+    /// Insertions crowded in one key range split chunks, then blocks; the
+    /// removal of most rows empties chunks and blocks. Rows by key, by
+    /// position and in order follow a dictionary throughout.
+    @Test func blocksSplitAndEmpty() {
+        var random = SplitMix64(seed: 4)
+        var model: [Int64: [UInt8]] = [:]
+        var builder = EncodedRows.Builder()
+        for key in stride(from: Int64(0), to: 10_000_000, by: 1_000) {
+            let bytes = Self.encoded([DatabaseValue(storage: .integer(key))])
+            model[key] = bytes
+            builder.append(key: key) { $0 += bytes }
+        }
+        guard var rows = builder.finish() else { Issue.record("no rows"); return }
+        let builtBlocks = rows.blockRowCounts.count
+        // About 13 000 rows in a range that held 300: about 100 chunks more, in one or two blocks.
+        for _ in 0..<13_000 {
+            let key = Int64.random(in: 0..<300_000, using: &random)
+            let bytes = Self.encoded([DatabaseValue(storage: .integer(-key))])
+            rows.set(key: key, encoded: bytes)
+            model[key] = bytes
+        }
+        #expect(rows.blockRowCounts.count > builtBlocks + 1, "blocks split")
+        #expect(rows.blockRowCounts.allSatisfy { $0 > 0 })
+        #expect(Self.contents(rows) == model)
+        #expect(Self.rowsByPosition(rows) == model.keys.sorted())
+        for key in model.keys.sorted() where key < 8_000_000 {
+            rows.remove(key: key)
+            model[key] = nil
+        }
+        #expect(rows.blockRowCounts.count < builtBlocks, "blocks removed")
+        #expect(rows.blockRowCounts.allSatisfy { $0 > 0 })
+        #expect(Self.contents(rows) == model)
+        #expect(Self.rowsByPosition(rows) == model.keys.sorted())
+        for key in model.keys.shuffled(using: &random) { #expect(rows.encodedRow(forKey: key).map(Array.init) == model[key]) }
+        // A key before every other, on rows whose first chunks are gone.
+        rows.set(key: -1, encoded: [1])
+        model[-1] = [1]
+        #expect(Self.rowsByPosition(rows).first == -1 && Self.contents(rows) == model)
+    }
+
     @Test func twoRowsWithTheSameKeyAreRefused() {
         var builder = EncodedRows.Builder()
         for key: Int64 in [3, 1, 2, 1] { builder.append(key: key) { $0 += [0] } }
