@@ -64,6 +64,9 @@ final class ObservationBroker {
         usesPreUpdateHook = preUpdateAvailable && database.configuration.changeTracking == .automatic
     }
 
+    /// The number of row filters run so far, for tests of the values index.
+    var filterEvaluationCount: Int { filterEvaluator.evaluationCount }
+
     /// Whether statements must report to the broker.
     var isObserving: Bool { hooksInstalled && (!registry.isEmpty || !userObservers.isEmpty) }
 
@@ -89,9 +92,37 @@ final class ObservationBroker {
         // and the old rowid of an UPDATE that changes it: no rowids there.
         let id = registry.register(
             observer, region: region, rowIDTable: usesPreUpdateHook ? rowIDTable : nil,
-            filter: usesPreUpdateHook ? filter : nil)
+            filter: usesPreUpdateHook ? filter : nil, pin: usesPreUpdateHook ? filter.flatMap(valuePin(of:)) : nil)
         statements.forgetPreparedContext()
         return id
+    }
+
+    /// The first term of a filter that pins a column the index can look up
+    /// by value: a stored column (not generated, not the rowid) whose
+    /// collation is `BINARY`, `NOCASE` or `RTRIM`, with constants that the
+    /// private database converts with the column's affinity, as SQLite
+    /// does before comparing them with the column (none NULL).
+    private func valuePin(of filter: RowFilter) -> (pin: ValuePin, collation: PinnedColumn.Collation)? {
+        guard !filter.pinnedColumns.isEmpty, let connection = database.connection,
+            let info = statements.hookInfo(forTable: filter.table, database: database, usesPreUpdateHook: usesPreUpdateHook),
+            !info.isVirtual
+        else { return nil }
+        for pinned in filter.pinnedColumns {
+            let column = pinned.column.lowercasedIdentifier
+            guard info.storedColumns.contains(where: { $0.name == column }), !info.generatedColumns.contains(column),
+                !info.rowIDColumns.contains(column)
+            else { continue }
+            var declaredType: UnsafePointer<CChar>?
+            var collationName: UnsafePointer<CChar>?
+            guard sqlite3_table_column_metadata(connection, nil, filter.table, column, &declaredType, &collationName, nil, nil, nil)
+                == SQLITE_OK,
+                let affinity = PinnedColumn.affinity(ofDeclaredType: declaredType.map { String(cString: $0) } ?? ""),
+                let collation = PinnedColumn.Collation(name: collationName.map { String(cString: $0) } ?? "BINARY"),
+                let values = filterEvaluator.indexedValues(of: pinned.constants, affinity: affinity, collation: collation)
+            else { continue }
+            return (ValuePin(table: filter.table, column: column, values: values), collation)
+        }
+        return nil
     }
 
     /// Replaces the region of a registered observation.
@@ -248,7 +279,9 @@ final class ObservationBroker {
     private func mark(impactedBy event: DatabaseEvent, filteringOn row: HookRow) {
         var filtered: [(id: Int, rowIDTable: String?, filter: RowFilter)] = []
         let table = event.kind.tableName.lowercasedIdentifier
-        registry.forEachObserver(impactedBy: event) { id, rowIDTable in
+        registry.forEachObserver(impactedBy: event, lowercasedTable: table, pinnedValues: { column, collation in
+            Self.values(ofColumn: column, in: row, collation: collation)
+        }) { id, rowIDTable in
             guard let filter = registry.filter(of: id, lowercasedTable: table) else {
                 mark(id, rowIDTable: rowIDTable, event: event)
                 return
@@ -271,6 +304,28 @@ final class ObservationBroker {
         for (index, entry) in filtered.enumerated() where concerned[index] {
             mark(entry.id, rowIDTable: entry.rowIDTable, event: event)
         }
+    }
+
+    /// The values of a stored column on the sides of the hook's row that
+    /// the event changes, as a pinned column compares them; nil when one
+    /// is unknown.
+    private static func values(ofColumn column: String, in row: HookRow, collation: PinnedColumn.Collation) -> [IndexedValue]? {
+        guard let stored = row.info.storedColumns.first(where: { $0.name == column }) else { return nil }
+        var values: [IndexedValue] = []
+        for side in row.sides.list {
+            var value: OpaquePointer?
+            let code = side == .old
+                ? sqlite3_preupdate_old(row.connection, stored.old, &value)
+                : sqlite3_preupdate_new(row.connection, stored.new, &value)
+            guard code == SQLITE_OK, let value else { return nil }
+            // An old NULL of a column with a default may be a column that the
+            // row's record lacks (see `TableHookInfo.columnsWithDefault`).
+            if side == .old, sqlite3_value_type(value) == SQLITE_NULL, row.info.columnsWithDefault?.contains(column) ?? true {
+                return nil
+            }
+            values.append(PinnedColumn.indexedValue(value, collation: collation))
+        }
+        return values
     }
 
     /// The name of the table a hook reports, its index in the running
@@ -374,6 +429,7 @@ final class ObservationBroker {
     func schemaDidChange() {
         statements.schemaDidChange()
         registry.forgetWatchedTables()
+        registry.removePins()
         filterEvaluator.reset()
     }
 

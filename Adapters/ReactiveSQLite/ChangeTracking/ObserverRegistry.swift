@@ -18,6 +18,11 @@ final class ObserverRegistry {
     /// (see `RowFilter`), and the tables some filter is about.
     @exclusivity(unchecked) private var filters: [Int: RowFilter] = [:]
     @exclusivity(unchecked) private var filteredTables: Set<CaseInsensitiveName> = []
+    /// The pins of the observations whose filter pins a column to constants,
+    /// and the collation of each pinned column, by table and column
+    /// (lowercased): how its values are compared.
+    private var pins: [Int: ValuePin] = [:]
+    @exclusivity(unchecked) private var pinnedCollations: [String: [String: PinnedColumn.Collation]] = [:]
     private var nextID = 0
     /// Whether an observation watches a table, by name as the statements
     /// spell it; emptied whenever a region or the schema changes.
@@ -34,8 +39,13 @@ final class ObserverRegistry {
     ///
     /// - Parameter rowIDTable: A table whose changed rowids the observation
     ///   wants with each commit.
+    ///
+    /// - Parameter pin: The values of a column that the filter requires,
+    ///   compared under `collation`: the index then finds the observation
+    ///   from a changed row's values (see `ValuePin`).
     func register(
-        _ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String?, filter: RowFilter?
+        _ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String?, filter: RowFilter?,
+        pin: (pin: ValuePin, collation: PinnedColumn.Collation)? = nil
     ) -> Int {
         let id = nextID
         nextID += 1
@@ -45,7 +55,11 @@ final class ObserverRegistry {
             filters[id] = filter
             filteredTables.insert(CaseInsensitiveName(filter.table))
         }
-        regionIndex.insert(region, for: id)
+        if let pin {
+            pins[id] = pin.pin
+            pinnedCollations[pin.pin.table, default: [:]][pin.pin.column] = pin.collation
+        }
+        regionIndex.insert(region, for: id, pinning: pin?.pin)
         watchedTables = [:]
         return id
     }
@@ -54,7 +68,7 @@ final class ObserverRegistry {
     /// not registered.
     func updateRegion(_ region: DatabaseRegion, forObserver id: Int) -> Bool {
         guard observers[id] != nil else { return false }
-        regionIndex.insert(region, for: id)
+        regionIndex.insert(region, for: id, pinning: pins[id])
         watchedTables = [:]
         return true
     }
@@ -66,6 +80,7 @@ final class ObserverRegistry {
         if filters.removeValue(forKey: id) != nil {
             filteredTables = Set(filters.values.map { CaseInsensitiveName($0.table) })
         }
+        pins[id] = nil
         _ = regionIndex.remove(id)
         watchedTables = [:]
     }
@@ -76,6 +91,8 @@ final class ObserverRegistry {
         rowIDTables = [:]
         filters = [:]
         filteredTables = []
+        pins = [:]
+        pinnedCollations = [:]
         regionIndex = DatabaseRegionIndex()
         watchedTables = [:]
     }
@@ -83,6 +100,19 @@ final class ObserverRegistry {
     /// The schema changed: whether a name is a watched table may too.
     func forgetWatchedTables() {
         watchedTables = [:]
+    }
+
+    /// Forgets every pin: the schema changed, and with it, maybe, the
+    /// affinity or the collation that the pinned values were computed
+    /// with. The observations stay, found by their regions, and their
+    /// filters still decide.
+    func removePins() {
+        guard !pins.isEmpty else { return }
+        for id in pins.keys {
+            if let region = regionIndex.remove(id) { regionIndex.insert(region, for: id) }
+        }
+        pins = [:]
+        pinnedCollations = [:]
     }
 
     func observer(_ id: Int) -> (any DatabaseCommitObserver)? {
@@ -99,6 +129,41 @@ final class ObserverRegistry {
         Self.forEachKey(in: &regionIndex, impactedBy: event) { id in
             body(id, rowIDTables.isEmpty ? nil : rowIDTables[id])
         }
+    }
+
+    /// Visits the observations an event concerns, as `forEachObserver(impactedBy:_:)`,
+    /// those whose filter pins a column of the event's table only when the
+    /// row holds one of their values in it before or after the change.
+    ///
+    /// - Parameters:
+    ///   - table: The event's table, lowercased.
+    ///   - values: The values of the changed row in a pinned column
+    ///     (lowercased), compared under its collation; nil when unknown.
+    /// - Complexity: O(1 + k), where k is the number of observations the
+    ///   event concerns, observations pinned to other values not included.
+    @inline(__always)
+    func forEachObserver(
+        impactedBy event: DatabaseEvent, lowercasedTable table: String,
+        pinnedValues values: (_ column: String, PinnedColumn.Collation) -> [IndexedValue]?,
+        _ body: (_ id: Int, _ rowIDTable: String?) -> Void
+    ) {
+        let collations = pinnedCollations.isEmpty ? nil : pinnedCollations[table]
+        guard let collations else {
+            forEachObserver(impactedBy: event, body)
+            return
+        }
+        Self.forEachKey(in: &regionIndex, impactedBy: event, pinnedValues: { column in
+            collations[column].flatMap { values(column, $0) }
+        }) { id in
+            body(id, rowIDTables.isEmpty ? nil : rowIDTables[id])
+        }
+    }
+
+    private static func forEachKey(
+        in index: inout DatabaseRegionIndex<Int>, impactedBy event: DatabaseEvent,
+        pinnedValues: (String) -> [IndexedValue]?, _ body: (Int) -> Void
+    ) {
+        index.forEachKey(impactedBy: event, pinnedValues: pinnedValues, body)
     }
 
     /// Visits the keys an event concerns, reading the index in place: called

@@ -19,6 +19,9 @@ struct RowFilter: Sendable, Hashable {
     let sql: String
     /// The arguments of the `WHERE` clause's parameters.
     let arguments: StatementArguments
+    /// The terms of the clause that pin a column to constants, which every
+    /// matching row satisfies (see `PinnedColumn`).
+    let pinnedColumns: [PinnedColumn]
 
     /// Functions whose value is not a function of their arguments and the
     /// row: the copy would not give the query's answer.
@@ -123,6 +126,12 @@ struct RowFilter: Sendable, Hashable {
         self.table = table.lowercasedIdentifier
         self.sql = "SELECT 1 FROM \(fromText) WHERE \(whereText)"
         self.arguments = filterArguments
+        pinnedColumns = PinnedColumn.terms(ofWhereClause: bytes[whereStart..<whereEnd]) { name, position in
+            if name == "?" {
+                return position < filterArguments.values.count ? filterArguments.values[position] : nil
+            }
+            return filterArguments.namedValues[String(name.dropFirst())]
+        }
     }
 
     /// The table of a `FROM` clause `[main.]table [[AS] alias]`.

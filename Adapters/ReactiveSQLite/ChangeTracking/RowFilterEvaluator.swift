@@ -1,3 +1,4 @@
+import DatabaseRegions
 #if SQLCipher
 internal import CSQLCipher
 #else
@@ -32,6 +33,8 @@ final class RowFilterEvaluator {
     }
 
     private var copies: [String: Copy] = [:]
+    /// The number of filters run, for tests of the values index.
+    private(set) var evaluationCount = 0
     /// The prepared statement of each filter, nil when it does not compile.
     private var statements: [RowFilter: OpaquePointer?] = [:]
 
@@ -80,6 +83,7 @@ final class RowFilterEvaluator {
         return filters.map { filter in
             guard let statement = statement(of: filter, in: connection) else { return nil }
             defer { sqlite3_reset(statement) }
+            evaluationCount += 1
             switch sqlite3_step(statement) {
             case SQLITE_ROW: return true
             case SQLITE_DONE: return false
@@ -130,6 +134,50 @@ final class RowFilterEvaluator {
         let inserted = sqlite3_step(insert) == SQLITE_DONE
         sqlite3_reset(insert)
         return inserted ? connection : nil
+    }
+
+    /// The values of a pinned column's constants as the column compares
+    /// them: each converted with the column's affinity (stored in a
+    /// temporary table's column of that affinity, as SQLite converts a
+    /// constant compared with a column), under its collation; nil when one
+    /// cannot be converted, or is NULL (which `=` never matches).
+    ///
+    /// - Parameter affinity: `INTEGER`, `REAL`, `NUMERIC`, `TEXT` or `BLOB`.
+    func indexedValues(
+        of constants: [PinnedColumn.Constant], affinity: String, collation: PinnedColumn.Collation
+    ) -> Set<IndexedValue>? {
+        guard ["INTEGER", "REAL", "NUMERIC", "TEXT", "BLOB"].contains(affinity), let connection = open() else { return nil }
+        let table = "temp.\"reactivesqlite pin \(affinity)\""
+        guard sqlite3_exec(connection, "CREATE TABLE IF NOT EXISTS \(table)(v \(affinity))", nil, nil, nil) == SQLITE_OK
+        else { return nil }
+        var values: Set<IndexedValue> = []
+        for constant in constants {
+            guard sqlite3_exec(connection, "DELETE FROM \(table)", nil, nil, nil) == SQLITE_OK else { return nil }
+            var insert: OpaquePointer?
+            let sql: String
+            switch constant {
+            case .literal(let literal): sql = "INSERT INTO \(table) VALUES (\(literal))"
+            case .value: sql = "INSERT INTO \(table) VALUES (?)"
+            }
+            guard sqlite3_prepare_v2(connection, sql, -1, &insert, nil) == SQLITE_OK, let insert else {
+                sqlite3_finalize(insert)
+                return nil
+            }
+            defer { sqlite3_finalize(insert) }
+            if case .value(let value) = constant, Statement.bind(value, to: insert, at: 1) != SQLITE_OK { return nil }
+            guard sqlite3_step(insert) == SQLITE_DONE else { return nil }
+            var select: OpaquePointer?
+            guard sqlite3_prepare_v2(connection, "SELECT v FROM \(table)", -1, &select, nil) == SQLITE_OK, let select else {
+                sqlite3_finalize(select)
+                return nil
+            }
+            defer { sqlite3_finalize(select) }
+            guard sqlite3_step(select) == SQLITE_ROW, let value = sqlite3_column_value(select, 0),
+                sqlite3_value_type(value) != SQLITE_NULL
+            else { return nil }
+            values.insert(PinnedColumn.indexedValue(value, collation: collation))
+        }
+        return values
     }
 
     /// The prepared statement of a filter, made once.

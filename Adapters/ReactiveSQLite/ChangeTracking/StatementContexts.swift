@@ -111,7 +111,9 @@ final class StatementContexts {
         return context
     }
 
-    private func hookInfo(forTable name: String, database: Database, usesPreUpdateHook: Bool) -> TableHookInfo? {
+    /// What the hooks need to know of a table, read once and cached until
+    /// the schema changes; nil for a view or a table that does not exist.
+    func hookInfo(forTable name: String, database: Database, usesPreUpdateHook: Bool) -> TableHookInfo? {
         // Bytes, as SQLite compares names: never `String.==`.
         let key = CaseInsensitiveName(name)
         if let info = tableInfos[key] { return info }

@@ -16,12 +16,17 @@ import Synchronization
 enum ObservationInputs {
     static let createTablesSQL = """
         CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL);
-        CREATE TABLE team(id INTEGER PRIMARY KEY, name TEXT NOT NULL)
+        CREATE TABLE team(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+        CREATE TABLE item(id INTEGER PRIMARY KEY, owner INTEGER NOT NULL, name TEXT NOT NULL, price INTEGER NOT NULL)
         """
     static let insertPlayerSQL = "INSERT INTO player (id, name, score) VALUES (?, 'Arthur', 0)"
     static let insertTeamSQL = "INSERT INTO team (id, name) VALUES (?, 'Reds')"
     static let incrementScoreSQL = "UPDATE player SET score = score + 1 WHERE id = ?"
     static let deletePlayersSQL = "DELETE FROM player WHERE id > ?"
+    static let insertItemSQL = "INSERT INTO item (id, owner, name, price) VALUES (?, ?, 'pen', 0)"
+    static let incrementPriceSQL = "UPDATE item SET price = price + 1 WHERE id = ?"
+    /// The observed request of the values-index benchmarks.
+    static let itemsOfOwnerSQL = "SELECT * FROM item WHERE owner = ?"
 }
 
 /// A directory of this process, removed when it exits.
@@ -77,6 +82,28 @@ final class Fixture {
             } else {
                 cancellables.append(store.observePlayer(id: id) { _ in arrivals.arrive() })
             }
+        }
+        arrivals.wait()
+    }
+
+    /// Starts `count` observations of the items of owners 1 ... `count`
+    /// (`SELECT * FROM item WHERE owner = ?`) and waits for their first
+    /// values. The observation of owner 1 also reports the later sums of
+    /// its prices to `latest`.
+    func observeItems(count: Int) {
+        arrivals.expect(count)
+        let arrivals = self.arrivals
+        let latest = self.latest
+        for owner in 1...Int64(count) {
+            // GRDB's pool may deliver a first value twice: one arrival each.
+            let arrived = Atomic<Bool>(false)
+            cancellables.append(store.observeItems(owner: owner) { sum in
+                if sum > 0 {
+                    latest.receive(sum)
+                } else if !arrived.exchange(true, ordering: .relaxed) {
+                    arrivals.arrive()
+                }
+            })
         }
         arrivals.wait()
     }
@@ -249,6 +276,42 @@ let benchmarks: @Sendable () -> Void = {
                     fixture.cancellables += fixture.store.observeSharedPlayerCount(subscribers: subscribers, onChange)
                 }
                 arrivals.wait()
+                return fixture
+            }
+        }
+
+        // 6. The values index (issue 33, point 2): N observations of
+        // `SELECT * FROM item WHERE owner = ?`, owners 1 ... N, in a pool
+        // (two items per owner, owners 0 ... 10 000); a single-row UPDATE of
+        // an item of owner 0, whom nobody watches (Write: the write alone),
+        // or of owner 1 until its observation delivers the new prices
+        // (Delivery). Both libraries observe rows (`Row`) of the request.
+        for count in [100, 1_000, 10_000] {
+            let name = "N=\(count).\(library)"
+            // GRDB fetches every observation of `item` after each write.
+            let seconds = count >= 1_000 ? 5 : 2
+            Benchmark(
+                "Observation.Pinned.Write.\(name)",
+                configuration: configuration(seconds: seconds, maxIterations: 2_000)
+            ) { (benchmark: Benchmark, fixture: Fixture) in
+                try! fixture.store.incrementPrice(itemID: 1)
+            } setup: {
+                let fixture = Fixture(store: try makeStore(.pool))
+                try fixture.store.fillItems(owners: 10_000)
+                fixture.observeItems(count: count)
+                return fixture
+            }
+            Benchmark(
+                "Observation.Pinned.Delivery.\(name)",
+                configuration: configuration(seconds: seconds, maxIterations: 2_000)
+            ) { (benchmark: Benchmark, fixture: Fixture) in
+                fixture.expected += 1
+                try! fixture.store.incrementPrice(itemID: 3)
+                fixture.latest.wait(forAtLeast: fixture.expected)
+            } setup: {
+                let fixture = Fixture(store: try makeStore(.pool))
+                try fixture.store.fillItems(owners: 10_000)
+                fixture.observeItems(count: count)
                 return fixture
             }
         }

@@ -14,8 +14,9 @@ enum StoreKind: String, CaseIterable, Sendable {
 /// in `ReactiveSQLiteObservationStore` and `GRDBObservationStore`, line for
 /// line.
 ///
-/// Schema: `player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)`
-/// and `team(id INTEGER PRIMARY KEY, name TEXT NOT NULL)`. Observations
+/// Schema: `player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL)`,
+/// `team(id INTEGER PRIMARY KEY, name TEXT NOT NULL)` and
+/// `item(id INTEGER PRIMARY KEY, owner INTEGER NOT NULL, name TEXT NOT NULL, price INTEGER NOT NULL)`. Observations
 /// deliver asynchronously on one serial queue of the store
 /// (`.async(onQueue:)` in both libraries).
 protocol ObservationStore: AnyObject, Sendable {
@@ -57,6 +58,18 @@ protocol ObservationStore: AnyObject, Sendable {
 
     /// Deletes the players whose id is greater than `id`, in one transaction.
     func deletePlayers(after id: Int64) throws
+
+    /// Inserts two items for each owner 0 ... `owners` (ids 2 × owner + 1
+    /// and + 2), every price 0, in one transaction.
+    func fillItems(owners: Int) throws
+
+    /// Observes the items of one owner (`SELECT * FROM item WHERE owner = ?`,
+    /// as rows): the sum of their prices.
+    func observeItems(owner: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable
+
+    /// `UPDATE item SET price = price + 1 WHERE id = ?` in one transaction,
+    /// through a cached statement.
+    func incrementPrice(itemID: Int64) throws
 
     /// A write that does nothing: it runs after every writer access enqueued
     /// before it (cancelled observations leave the writer in such accesses).

@@ -105,6 +105,29 @@ final class ReactiveSQLiteObservationStore: ObservationStore {
         }
     }
 
+    func fillItems(owners: Int) throws {
+        try writer.write { db in
+            let items = try db.cachedStatement(sql: ObservationInputs.insertItemSQL)
+            for owner in 0...Int64(owners) {
+                try items.execute(arguments: [2 * owner + 1, owner])
+                try items.execute(arguments: [2 * owner + 2, owner])
+            }
+        }
+    }
+
+    func observeItems(owner: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
+        ValueObservation.trackingAll(SQLRequest<Row>(sql: ObservationInputs.itemsOfOwnerSQL, arguments: [owner]))
+        .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { rows in
+            onChange(rows.reduce(0) { $0 + ($1["price"] as Int) })
+        }
+    }
+
+    func incrementPrice(itemID: Int64) throws {
+        try writer.write { db in
+            try db.cachedStatement(sql: ObservationInputs.incrementPriceSQL).execute(arguments: [itemID])
+        }
+    }
+
     func barrier() throws {
         try writer.writeWithoutTransaction { _ in }
     }

@@ -33,8 +33,15 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     /// The key of each slot; `nil` for vacant slots.
     @usableFromInline var keysBySlot: [Key?]
 
-    /// The regions, by slot.
+    /// The regions, by slot (of a key with a `ValuePin`: its region
+    /// without the pin's table).
     @usableFromInline var storage: DatabaseRegionIndexStorage
+
+    /// The regions of keys with a `ValuePin` on the pin's table, and the
+    /// key of each of their slots (`nil` for vacant slots).
+    @usableFromInline var pinned: PinnedRegions
+    @usableFromInline var pinnedKeysBySlot: [Key?]
+    @usableFromInline var pinnedSlotsByKey: [Key: Int32]
 
     /// Creates an empty index.
     ///
@@ -44,6 +51,9 @@ public struct DatabaseRegionIndex<Key: Hashable> {
         slotsByKey = [:]
         keysBySlot = []
         storage = DatabaseRegionIndexStorage()
+        pinned = PinnedRegions()
+        pinnedKeysBySlot = []
+        pinnedSlotsByKey = [:]
     }
 
     /// The number of registered keys, including keys registered with an
@@ -69,12 +79,52 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     ///   that no key covered before.
     @inlinable
     public mutating func insert(_ region: DatabaseRegion, for key: Key) {
+        insert(region, for: key, pinning: nil)
+    }
+
+    /// Registers the region of a key, restricted on one table to the rows
+    /// that hold some values in one column (see `ValuePin`), replacing the
+    /// key's previous region if any.
+    ///
+    /// An event of the pin's table concerns the key when it modifies the
+    /// region (the full database ignores its pin) and, when `forEachKey(impactedBy:pinnedValues:_:)` is given
+    /// the row's values, when the row holds one of the pinned values before
+    /// or after the change. Without the row's values, the pin is ignored.
+    ///
+    /// - Parameters:
+    ///   - region: The region the key depends on.
+    ///   - key: The key, for example an observer's identifier.
+    ///   - pin: The values of a column the key is restricted to, or nil.
+    /// - Complexity: As `insert(_:for:)`, plus O(v) for the v pinned values.
+    @inlinable
+    public mutating func insert(_ region: DatabaseRegion, for key: Key, pinning pin: ValuePin?) {
         if let slot = slotsByKey[key] {
-            if storage.region(atSlot: slot) == region { return }
+            let pinnedSlot = pinnedSlotsByKey[key]
+            if pin == nil, pinnedSlot == nil, storage.region(atSlot: slot) == region { return }
             _ = storage.remove(slot: slot)
             keysBySlot[Int(slot)] = nil
+            if let pinnedSlot {
+                pinned.remove(slot: pinnedSlot)
+                pinnedKeysBySlot[Int(pinnedSlot)] = nil
+                pinnedSlotsByKey[key] = nil
+            }
         }
-        let slot = storage.insert(region)
+        var unpinned = region
+        // The full database is modified by every event: nothing to pin.
+        if let pin, !region.isFullDatabase {
+            let parts = region.split(onTable: pin.table)
+            unpinned = parts.rest
+            if !parts.table.isEmpty {
+                let pinnedSlot = pinned.insert(parts.table, pin: pin)
+                if Int(pinnedSlot) == pinnedKeysBySlot.count {
+                    pinnedKeysBySlot.append(key)
+                } else {
+                    pinnedKeysBySlot[Int(pinnedSlot)] = key
+                }
+                pinnedSlotsByKey[key] = pinnedSlot
+            }
+        }
+        let slot = storage.insert(unpinned)
         if Int(slot) == keysBySlot.count {
             keysBySlot.append(key)
         } else {
@@ -94,7 +144,10 @@ public struct DatabaseRegionIndex<Key: Hashable> {
     public mutating func remove(_ key: Key) -> DatabaseRegion? {
         guard let slot = slotsByKey.removeValue(forKey: key) else { return nil }
         keysBySlot[Int(slot)] = nil
-        return storage.remove(slot: slot)
+        let region = storage.remove(slot: slot)
+        guard let pinnedSlot = pinnedSlotsByKey.removeValue(forKey: key) else { return region }
+        pinnedKeysBySlot[Int(pinnedSlot)] = nil
+        return region.union(pinned.remove(slot: pinnedSlot).region)
     }
 
     /// The keys whose region the event modifies, each once.
@@ -159,6 +212,53 @@ public struct DatabaseRegionIndex<Key: Hashable> {
         storage.forEachSlot(impactedBy: event.kind, rowID: event.rowID) { slot in
             body(keysBySlot[Int(slot)]!)
         }
+        if !pinned.isEmpty {
+            var examined = 0
+            pinned.forEachSlot(impactedBy: event, values: { _ in nil }, examined: &examined) { slot in
+                body(pinnedKeysBySlot[Int(slot)]!)
+            }
+        }
+    }
+
+    /// Calls a closure with each key whose region the event modifies, each
+    /// once, keys with a `ValuePin` on the event's table only when the
+    /// changed row holds one of their values.
+    ///
+    /// `pinnedValues` is asked for the values of the changed row in each
+    /// pinned column of the event's table: the values on the sides the
+    /// event changes (the old row of a deletion, the new row of an
+    /// insertion, both for an update), or nil when they are unknown (every
+    /// key pinned on that column is then a candidate, as its region says).
+    ///
+    /// ```swift
+    /// index.insert(
+    ///     DatabaseRegion(table: "item"), for: "owner 42",
+    ///     pinning: ValuePin(table: "item", column: "owner", values: [.number(42)]))
+    /// let event = DatabaseEvent(kind: .update(tableName: "item", columnNames: ["name"]), rowID: 7)
+    /// index.forEachKey(impactedBy: event, pinnedValues: { _ in [.number(41)] }) { _ in } // no key
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - event: A change of one row.
+    ///   - pinnedValues: The row's values in a column, by column name.
+    ///   - body: A closure called with each key the event concerns.
+    /// - Complexity: The same as `forEachKey(impactedBy:_:)` for the keys
+    ///   without pin, plus O(p + m) for p pinned columns of the event's
+    ///   table and m keys pinned to the row's values: keys pinned to other
+    ///   values are not examined.
+    @inlinable
+    public func forEachKey(
+        impactedBy event: DatabaseEvent, pinnedValues: (_ column: String) -> [IndexedValue]?, _ body: (Key) -> Void
+    ) {
+        storage.forEachSlot(impactedBy: event.kind, rowID: event.rowID) { slot in
+            body(keysBySlot[Int(slot)]!)
+        }
+        if !pinned.isEmpty {
+            var examined = 0
+            pinned.forEachSlot(impactedBy: event, values: pinnedValues, examined: &examined) { slot in
+                body(pinnedKeysBySlot[Int(slot)]!)
+            }
+        }
     }
 
     /// The keys whose region some event of this kind can modify, each once.
@@ -187,11 +287,28 @@ public struct DatabaseRegionIndex<Key: Hashable> {
         storage.visitedEntryCount(impactedBy: event.kind, rowID: event.rowID)
     }
 
+    /// The number of index entries `forEachKey(impactedBy:pinnedValues:_:)`
+    /// visits for this event. For tests of the complexity.
+    package func visitedEntryCount(
+        impactedBy event: DatabaseEvent, pinnedValues: (_ column: String) -> [IndexedValue]?
+    ) -> Int {
+        var examined = 0
+        pinned.forEachSlot(impactedBy: event, values: pinnedValues, examined: &examined) { _ in }
+        return storage.visitedEntryCount(impactedBy: event.kind, rowID: event.rowID) + examined
+    }
+
     @inlinable
     func keys(impactedBy kind: DatabaseEventKind, rowID: Int64?) -> [Key] {
         var keys: [Key] = []
         storage.forEachSlot(impactedBy: kind, rowID: rowID) { slot in
             keys.append(keysBySlot[Int(slot)]!)
+        }
+        if !pinned.isEmpty {
+            // Without values, a pin does not restrict its key.
+            var examined = 0
+            pinned.forEachSlot(impactedBy: DatabaseEvent(kind: kind, rowID: rowID), values: { _ in nil }, examined: &examined) {
+                keys.append(pinnedKeysBySlot[Int($0)]!)
+            }
         }
         return keys
     }

@@ -237,7 +237,7 @@ import TestSupport
     static func randomTerm(using random: inout SplitMix64) -> String {
         let n = Int.random(in: 0..<10, using: &random)
         let letter = String(UnicodeScalar(UInt8(97 + Int.random(in: 0..<7, using: &random))))
-        switch Int.random(in: 0..<14, using: &random) {
+        switch Int.random(in: 0..<17, using: &random) {
         case 0: return "a = \(n)"
         case 1: return "a = '\(n)'"
         case 2: return "a IN (\(n), \((n + 3) % 10))"
@@ -250,8 +250,14 @@ import TestSupport
         case 9: return "NOT (a < \(n))"
         case 10: return "b GLOB '\(letter)*'"
         case 11: return "c IS NOT \(n)"
+        // Pinned values converted by affinity: a text for the INTEGER
+        // column, an integer for the REAL one, texts and numbers apart in
+        // the column without affinity.
+        case 12: return "d IN (\(n), '\(n).5')"
+        case 13: return "c = '\(["x", ""][n % 2])\(n * 4)'"
+        case 14: return "b IN ('\(letter)\(n % 3)', \(n)) AND a IN ('\(n)', \(n + 1))"
         // The engine gives up on these: a subquery, a function of chance.
-        case 12: return "a > (SELECT avg(a) FROM t)"
+        case 15: return "a > (SELECT avg(a) FROM t)"
         default: return "abs(random()) >= 0 AND a = \(n)"
         }
     }
