@@ -14,6 +14,21 @@ struct GRDBTeam: Decodable, FetchableRecord, TableRecord {
     var name: String
 }
 
+/// An item, decoded by column index (as `ReactiveSQLiteItem`).
+struct GRDBItem: FetchableRecord, Sendable {
+    var id: Int64
+    var owner: Int64
+    var name: String
+    var price: Int
+
+    init(row: Row) {
+        id = row[0]
+        owner = row[1]
+        name = row[2]
+        price = row[3]
+    }
+}
+
 extension GRDB.AnyDatabaseCancellable: BenchmarkCancellable {}
 
 /// The observation benchmarks through GRDB: the same calls as
@@ -121,10 +136,10 @@ final class GRDBObservationStore: ObservationStore {
 
     func observeItems(owner: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
         ValueObservation.trackingConstantRegion { db in
-            try Row.fetchAll(db, sql: ObservationInputs.itemsOfOwnerSQL, arguments: [owner])
+            try GRDBItem.fetchAll(db, sql: ObservationInputs.itemsOfOwnerSQL, arguments: [owner])
         }
         .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { rows in
-            onChange(rows.reduce(0) { $0 + ($1["price"] as Int) })
+            onChange(rows.reduce(0) { $0 + $1.price })
         }
     }
 

@@ -285,7 +285,7 @@ let benchmarks: @Sendable () -> Void = {
         // (two items per owner, owners 0 ... 10 000); a single-row UPDATE of
         // an item of owner 0, whom nobody watches (Write: the write alone),
         // or of owner 1 until its observation delivers the new prices
-        // (Delivery). Both libraries observe rows (`Row`) of the request.
+        // (Delivery). Both libraries observe records decoded by column index.
         for count in [100, 1_000, 10_000] {
             let name = "N=\(count).\(library)"
             // GRDB fetches every observation of `item` after each write.

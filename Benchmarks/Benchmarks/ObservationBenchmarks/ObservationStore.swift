@@ -64,7 +64,7 @@ protocol ObservationStore: AnyObject, Sendable {
     func fillItems(owners: Int) throws
 
     /// Observes the items of one owner (`SELECT * FROM item WHERE owner = ?`,
-    /// as rows): the sum of their prices.
+    /// as records decoded by column index): the sum of their prices.
     func observeItems(owner: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable
 
     /// `UPDATE item SET price = price + 1 WHERE id = ?` in one transaction,

@@ -14,6 +14,21 @@ struct ReactiveSQLiteTeam: Decodable, FetchableRecord, TableRecord {
     var name: String
 }
 
+/// An item, decoded by column index (as `GRDBItem`).
+struct ReactiveSQLiteItem: FetchableRecord, Sendable {
+    var id: Int64
+    var owner: Int64
+    var name: String
+    var price: Int
+
+    init(row: Row) throws {
+        id = try row[0]
+        owner = try row[1]
+        name = try row[2]
+        price = try row[3]
+    }
+}
+
 extension ReactiveSQLite.AnyDatabaseCancellable: BenchmarkCancellable {}
 
 /// The observation benchmarks through ReactiveSQLite.
@@ -116,9 +131,9 @@ final class ReactiveSQLiteObservationStore: ObservationStore {
     }
 
     func observeItems(owner: Int64, _ onChange: @escaping @Sendable (Int) -> Void) -> any BenchmarkCancellable {
-        ValueObservation.trackingAll(SQLRequest<Row>(sql: ObservationInputs.itemsOfOwnerSQL, arguments: [owner]))
+        ValueObservation.trackingAll(SQLRequest<ReactiveSQLiteItem>(sql: ObservationInputs.itemsOfOwnerSQL, arguments: [owner]))
         .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }) { rows in
-            onChange(rows.reduce(0) { $0 + ($1["price"] as Int) })
+            onChange(rows.reduce(0) { $0 + $1.price })
         }
     }
 
