@@ -153,3 +153,34 @@ final class GRDBObservationStore: ObservationStore {
         writer.writeWithoutTransaction { _ in }
     }
 }
+
+/// The filter workload (`FilterWorkload`) through GRDB:
+/// `trackingConstantRegion` of the rows, decoded by index.
+final class GRDBFilterWorkloadStore: FilterWorkloadStore {
+    let writer: DatabaseQueue
+    let deliveryQueue = DispatchQueue(label: "GRDBFilterWorkloadStore.delivery")
+
+    init(path: String) throws {
+        writer = try DatabaseQueue(path: path)
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+    }
+
+    func execute(_ sql: String) throws {
+        try writer.write { db in try db.execute(sql: sql) }
+    }
+
+    func observe(_ sql: String, _ onChange: @escaping @Sendable ([ShopRow]) -> Void) -> any BenchmarkCancellable {
+        ValueObservation.trackingConstantRegion { db in
+            try Row.fetchAll(db, sql: sql).map { ShopRow(id: $0[0], owner: $0[1], status: $0[2], price: $0[3], name: $0[4]) }
+        }
+        .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }, onChange: onChange)
+    }
+
+    func barrier() throws {
+        try writer.writeWithoutTransaction { _ in }
+        deliveryQueue.sync {}
+    }
+}

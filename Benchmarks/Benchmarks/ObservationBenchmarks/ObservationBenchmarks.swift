@@ -17,7 +17,8 @@ enum ObservationInputs {
     static let createTablesSQL = """
         CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL);
         CREATE TABLE team(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-        CREATE TABLE item(id INTEGER PRIMARY KEY, owner INTEGER NOT NULL, name TEXT NOT NULL, price INTEGER NOT NULL)
+        CREATE TABLE item(id INTEGER PRIMARY KEY, owner INTEGER NOT NULL, name TEXT NOT NULL, price INTEGER NOT NULL);
+        CREATE INDEX item_owner ON item(owner)
         """
     static let insertPlayerSQL = "INSERT INTO player (id, name, score) VALUES (?, 'Arthur', 0)"
     static let insertTeamSQL = "INSERT INTO team (id, name) VALUES (?, 'Reds')"
@@ -136,6 +137,7 @@ let playerCount = 20_000
 let unwatchedID = Int64(playerCount)
 
 let benchmarks: @Sendable () -> Void = {
+    registerFilterWorkloadBenchmarks()
     for (library, makeStore) in libraries {
         // 1. Commit-to-value latency: one `trackingCount` of `player`; each
         // iteration inserts one row and waits until the observation delivers

@@ -147,3 +147,38 @@ final class ReactiveSQLiteObservationStore: ObservationStore {
         try writer.writeWithoutTransaction { _ in }
     }
 }
+
+/// The filter workload (`FilterWorkload`) through ReactiveSQLite.
+final class ReactiveSQLiteFilterWorkloadStore: FilterWorkloadStore {
+    let writer: DatabaseQueue
+    let deliveryQueue = DispatchQueue(label: "ReactiveSQLiteFilterWorkloadStore.delivery")
+
+    /// - Parameter filters: Whether the pre-update hook gives old values,
+    ///   which filters need (`.updateHookOnly` otherwise).
+    init(path: String, filters: Bool) throws {
+        var configuration = Configuration()
+        if !filters { configuration.changeTracking = .updateHookOnly }
+        writer = try DatabaseQueue(path: path, configuration: configuration)
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+    }
+
+    func execute(_ sql: String) throws {
+        try writer.write { db in try db.execute(sql: sql) }
+    }
+
+    func observe(_ sql: String, _ onChange: @escaping @Sendable ([ShopRow]) -> Void) -> any BenchmarkCancellable {
+        ValueObservation.trackingAll(SQLRequest<Row>(sql: sql))
+            .map { rows in
+                rows.map { ShopRow(id: try! $0[0], owner: try! $0[1], status: try! $0[2], price: try! $0[3], name: try! $0[4]) }
+            }
+            .start(in: writer, scheduling: .async(onQueue: deliveryQueue), onError: { fatalError("\($0)") }, onChange: onChange)
+    }
+
+    func barrier() throws {
+        try writer.writeWithoutTransaction { _ in }
+        deliveryQueue.sync {}
+    }
+}
