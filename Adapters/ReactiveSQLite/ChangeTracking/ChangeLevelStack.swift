@@ -86,6 +86,12 @@ struct ChangeLevelStack {
         levels[levels.count - 1].changed.contains(id)
     }
 
+    /// Whether observation `id` is marked changed at some level: the
+    /// running transaction concerns it so far.
+    func isMarkedAtSomeLevel(_ id: Int) -> Bool {
+        levels.contains { $0.changed.contains(id) }
+    }
+
     /// Records a row changed for observation `id`, which wants rowids of `table`.
     mutating func recordRowID(_ rowID: Int64?, ofTable eventTable: String, forObserver id: Int, table: String) {
         levels[levels.count - 1].rowIDs[id, default: .none(table: table)].insert(rowID, ofTable: eventTable)

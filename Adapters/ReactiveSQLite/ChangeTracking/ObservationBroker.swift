@@ -83,16 +83,19 @@ final class ObservationBroker {
     /// - Parameter filter: The `WHERE` clause of the observation's request:
     ///   a row change that it matches neither before nor after does not
     ///   concern the observation (pre-update hook only, which shows both rows).
+    /// - Parameter window: The boundary of the filter's window, which the
+    ///   observation keeps up to date (see `RowWindow`).
     func register(
         _ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String? = nil,
-        filter: RowFilter? = nil
+        filter: RowFilter? = nil, window: WindowBoundary? = nil
     ) -> Int {
         installHooksIfNeeded()
         // The update hook misses the rows that `INSERT OR REPLACE` deletes,
         // and the old rowid of an UPDATE that changes it: no rowids there.
         let id = registry.register(
             observer, region: region, rowIDTable: usesPreUpdateHook ? rowIDTable : nil,
-            filter: usesPreUpdateHook ? filter : nil, pin: usesPreUpdateHook ? filter.flatMap(valuePin(of:)) : nil)
+            filter: usesPreUpdateHook ? filter : nil, pin: usesPreUpdateHook ? filter.flatMap(valuePin(of:)) : nil,
+            window: usesPreUpdateHook ? window : nil)
         statements.forgetPreparedContext()
         return id
     }
@@ -277,7 +280,7 @@ final class ObservationBroker {
     ///   marked and wanting no rowids aside), one copy of each side of the
     ///   row and one run of each filter in the private database.
     private func mark(impactedBy event: DatabaseEvent, filteringOn row: HookRow) {
-        var filtered: [(id: Int, rowIDTable: String?, filter: RowFilter)] = []
+        var filtered: [(id: Int, rowIDTable: String?, filter: RowFilter, boundary: [DatabaseValue]?)] = []
         let table = event.kind.tableName.lowercasedIdentifier
         registry.forEachObserver(impactedBy: event, lowercasedTable: table, pinnedValues: { column, collation in
             Self.values(ofColumn: column, in: row, collation: collation)
@@ -288,7 +291,13 @@ final class ObservationBroker {
             }
             // Marked already, and wanting no rowids: nothing more to learn.
             if rowIDTable == nil, outcome.levels.isMarked(id) { return }
-            filtered.append((id, rowIDTable, filter))
+            // The boundary of a window describes the state before the
+            // transaction: once the transaction concerns the observation,
+            // the window may have moved.
+            let boundary = registry.window(of: id).flatMap { window in
+                outcome.levels.isMarkedAtSomeLevel(id) ? nil : window.currentValues
+            }
+            filtered.append((id, rowIDTable, filter, boundary))
         }
         guard !filtered.isEmpty else { return }
         var concerned = [Bool](repeating: false, count: filtered.count)
@@ -296,8 +305,8 @@ final class ObservationBroker {
             let pending = filtered.indices.filter { !concerned[$0] }
             guard !pending.isEmpty else { break }
             let answers = filterEvaluator.matches(
-                pending.map { filtered[$0].filter }, side: side, key: row.key, info: row.info,
-                hookConnection: row.connection)
+                pending.map { filtered[$0].filter }, boundaries: pending.map { filtered[$0].boundary }, side: side,
+                key: row.key, info: row.info, hookConnection: row.connection)
             // An answer it cannot give (nil) concerns the observation.
             for (index, answer) in zip(pending, answers) where answer != false { concerned[index] = true }
         }

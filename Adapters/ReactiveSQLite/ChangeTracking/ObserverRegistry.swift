@@ -22,6 +22,8 @@ final class ObserverRegistry {
     /// and the collation of each pinned column, by table and column
     /// (lowercased): how its values are compared.
     private var pins: [Int: ValuePin] = [:]
+    /// The window boundaries of the observations whose filter has a window.
+    @exclusivity(unchecked) private var windows: [Int: WindowBoundary] = [:]
     @exclusivity(unchecked) private var pinnedCollations: [String: [String: PinnedColumn.Collation]] = [:]
     private var nextID = 0
     /// Whether an observation watches a table, by name as the statements
@@ -45,7 +47,7 @@ final class ObserverRegistry {
     ///   from a changed row's values (see `ValuePin`).
     func register(
         _ observer: any DatabaseCommitObserver, region: DatabaseRegion, rowIDTable: String?, filter: RowFilter?,
-        pin: (pin: ValuePin, collation: PinnedColumn.Collation)? = nil
+        pin: (pin: ValuePin, collation: PinnedColumn.Collation)? = nil, window: WindowBoundary? = nil
     ) -> Int {
         let id = nextID
         nextID += 1
@@ -55,6 +57,7 @@ final class ObserverRegistry {
             filters[id] = filter
             filteredTables.insert(CaseInsensitiveName(filter.table))
         }
+        if filter?.window != nil, let window { windows[id] = window }
         if let pin {
             pins[id] = pin.pin
             pinnedCollations[pin.pin.table, default: [:]][pin.pin.column] = pin.collation
@@ -81,6 +84,7 @@ final class ObserverRegistry {
             filteredTables = Set(filters.values.map { CaseInsensitiveName($0.table) })
         }
         pins[id] = nil
+        windows[id] = nil
         _ = regionIndex.remove(id)
         watchedTables = [:]
     }
@@ -93,6 +97,7 @@ final class ObserverRegistry {
         filteredTables = []
         pins = [:]
         pinnedCollations = [:]
+        windows = [:]
         regionIndex = DatabaseRegionIndex()
         watchedTables = [:]
     }
@@ -186,6 +191,11 @@ final class ObserverRegistry {
     func filter(of id: Int, lowercasedTable table: String) -> RowFilter? {
         guard let filter = filters[id], filter.table == table else { return nil }
         return filter
+    }
+
+    /// The boundary of an observation's window, if its filter has one.
+    func window(of id: Int) -> WindowBoundary? {
+        windows.isEmpty ? nil : windows[id]
     }
 
     /// Whether an observation watches the table (some of its rows or columns).

@@ -22,6 +22,13 @@ struct RowFilter: Sendable, Hashable {
     /// The terms of the clause that pin a column to constants, which every
     /// matching row satisfies (see `PinnedColumn`).
     let pinnedColumns: [PinnedColumn]
+    /// The `ORDER BY ... LIMIT` window of the statement, if it has one that
+    /// the engine can follow (see `RowWindow`).
+    let window: RowWindow?
+    /// The `FROM` clause (`table [[AS] alias]`) and the `WHERE` clause
+    /// (`1` when there is none) as written.
+    let fromText: String
+    let whereText: String
 
     /// Functions whose value is not a function of their arguments and the
     /// row: the copy would not give the query's answer.
@@ -42,6 +49,11 @@ struct RowFilter: Sendable, Hashable {
         var from: Int?
         var whereIndex: Int?
         var end: Int?
+        // Top-level positions of ORDER and LIMIT, and whether the statement
+        // groups rows (no window then).
+        var order: Int?
+        var limit: Int?
+        var groups = false
         var selectCount = 0
         var semicolon: Int?
         var qualifies = SQLLexer.visitTokens(of: bytes) { token, range in
@@ -60,6 +72,11 @@ struct RowFilter: Sendable, Hashable {
                     if upper == "FROM", from == nil { from = tokens.count }
                     if upper == "WHERE", whereIndex == nil, from != nil { whereIndex = tokens.count }
                     if Self.clauseEnds.contains(upper), whereIndex != nil, end == nil { end = tokens.count }
+                    if from != nil {
+                        if upper == "ORDER", order == nil { order = tokens.count }
+                        if upper == "LIMIT", limit == nil { limit = tokens.count }
+                        if ["GROUP", "HAVING", "WINDOW"].contains(upper) { groups = true }
+                    }
                 }
             default: break
             }
@@ -71,18 +88,22 @@ struct RowFilter: Sendable, Hashable {
             qualifies = true
         }
         guard qualifies, selectCount == 1, case .word(let first)? = tokens.first?.token, first.uppercased() == "SELECT",
-            let from, let whereIndex, whereIndex > from + 1
+            let from
         else { return nil }
+        let window = groups ? nil : RowWindow(tokens: tokens, bytes: bytes, from: from, order: order, limit: limit)
+        // Without WHERE, a window alone: the clause is `1`.
+        let hasWhere = whereIndex != nil
+        guard let whereIndex = whereIndex ?? (window != nil ? order : nil), whereIndex > from + 1 else { return nil }
         let fromTokens = tokens[(from + 1)..<whereIndex]
         guard let table = Self.table(ofFromClause: Array(fromTokens.map(\.token))) else { return nil }
-        let whereTokens = tokens[(whereIndex + 1)..<(end ?? tokens.count)]
-        guard !whereTokens.isEmpty else { return nil }
+        let whereTokens = hasWhere ? tokens[(whereIndex + 1)..<(end ?? tokens.count)] : []
+        guard !whereTokens.isEmpty || !hasWhere else { return nil }
         let fromText = String(decoding: bytes[fromTokens.first!.range.lowerBound..<fromTokens.last!.range.upperBound], as: UTF8.self)
         var whereStart = tokens[whereIndex].range.upperBound
         while whereStart < bytes.count, bytes[whereStart] <= 32 { whereStart += 1 }
         var whereEnd = end.map { tokens[$0].range.lowerBound } ?? bytes.count
         while whereEnd > whereStart, bytes[whereEnd - 1] == UInt8(ascii: ";") || bytes[whereEnd - 1] <= 32 { whereEnd -= 1 }
-        let whereText = String(decoding: bytes[whereStart..<whereEnd], as: UTF8.self)
+        let whereText = hasWhere ? String(decoding: bytes[whereStart..<whereEnd], as: UTF8.self) : "1"
 
         // Parameters: all positional `?`, or all named.
         var positionalBefore = 0
@@ -96,7 +117,7 @@ struct RowFilter: Sendable, Hashable {
             case .word(let word) where word.hasPrefix("$"): name = word
             default: continue
             }
-            let inWhere = offset > whereIndex && offset < (end ?? tokens.count)
+            let inWhere = hasWhere && offset > whereIndex && offset < (end ?? tokens.count)
             if name == "?" {
                 if inWhere { positionalInWhere += 1 } else if offset < whereIndex { positionalBefore += 1 }
             } else if name.hasPrefix("?") {
@@ -126,7 +147,10 @@ struct RowFilter: Sendable, Hashable {
         self.table = table.lowercasedIdentifier
         self.sql = "SELECT 1 FROM \(fromText) WHERE \(whereText)"
         self.arguments = filterArguments
-        pinnedColumns = PinnedColumn.terms(ofWhereClause: bytes[whereStart..<whereEnd]) { name, position in
+        self.fromText = fromText
+        self.whereText = whereText
+        self.window = window
+        pinnedColumns = !hasWhere ? [] : PinnedColumn.terms(ofWhereClause: bytes[whereStart..<whereEnd]) { name, position in
             if name == "?" {
                 return position < filterArguments.values.count ? filterArguments.values[position] : nil
             }

@@ -37,6 +37,9 @@ final class RowFilterEvaluator {
     private(set) var evaluationCount = 0
     /// The prepared statement of each filter, nil when it does not compile.
     private var statements: [RowFilter: OpaquePointer?] = [:]
+    /// The prepared statement of each filter with a window: its clause,
+    /// and the row not after the window's boundary (`RowWindow`).
+    private var windowStatements: [RowFilter: OpaquePointer?] = [:]
 
     /// The row a filter is asked about.
     enum Side {
@@ -60,6 +63,8 @@ final class RowFilterEvaluator {
     private func close() {
         for statement in statements.values { sqlite3_finalize(statement) }
         statements = [:]
+        for statement in windowStatements.values { sqlite3_finalize(statement) }
+        windowStatements = [:]
         for copy in copies.values {
             sqlite3_finalize(copy.clear)
             sqlite3_finalize(copy.insert)
@@ -73,15 +78,31 @@ final class RowFilterEvaluator {
     /// hook of `hookConnection` shows, in the filters' table (`info`
     /// describes it); nil where it cannot tell.
     ///
-    /// - Parameter filters: Filters of the table the hook reports.
+    /// - Parameters:
+    ///   - filters: Filters of the table the hook reports.
+    ///   - boundaries: For each filter, the values of its window's
+    ///     boundary (`RowWindow`), or nil: a row that sorts after the
+    ///     boundary does not match.
     func matches(
-        _ filters: [RowFilter], side: Side, key: Int64, info: TableHookInfo, hookConnection: OpaquePointer
+        _ filters: [RowFilter], boundaries: [[DatabaseValue]?], side: Side, key: Int64, info: TableHookInfo,
+        hookConnection: OpaquePointer
     ) -> [Bool?] {
         guard let table = filters.first?.table,
             let connection = copyRow(of: table, side: side, key: key, info: info, hookConnection: hookConnection)
         else { return filters.map { _ in nil } }
-        return filters.map { filter in
-            guard let statement = statement(of: filter, in: connection) else { return nil }
+        return zip(filters, boundaries).map { filter, boundary in
+            let statement: OpaquePointer?
+            if let boundary, let window = filter.window {
+                statement = windowStatement(of: filter, in: connection)
+                guard let statement, boundary.count == window.terms.count else { return nil }
+                for (index, value) in boundary.enumerated() {
+                    let parameter = sqlite3_bind_parameter_index(statement, ":" + RowWindow.parameterName(index))
+                    guard parameter > 0, Statement.bind(value, to: statement, at: parameter) == SQLITE_OK else { return nil }
+                }
+            } else {
+                statement = self.statement(of: filter, in: connection)
+            }
+            guard let statement else { return nil }
             defer { sqlite3_reset(statement) }
             evaluationCount += 1
             switch sqlite3_step(statement) {
@@ -90,6 +111,19 @@ final class RowFilterEvaluator {
             default: return nil
             }
         }
+    }
+
+    /// The prepared statement of a filter with its window, made once.
+    private func windowStatement(of filter: RowFilter, in connection: OpaquePointer) -> OpaquePointer? {
+        if let statement = windowStatements[filter] { return statement }
+        let statement = filter.window.flatMap { window in
+            prepare(
+                filter,
+                sql: "SELECT 1 FROM \(filter.fromText) WHERE (\(filter.whereText)) AND NOT (\(window.afterBoundarySQL))",
+                in: connection)
+        }
+        windowStatements[filter] = statement
+        return statement
     }
 
     /// Copies one side of the hook's row into the copy of its table, alone;
@@ -183,7 +217,7 @@ final class RowFilterEvaluator {
     /// The prepared statement of a filter, made once.
     private func statement(of filter: RowFilter, in connection: OpaquePointer) -> OpaquePointer? {
         if let statement = statements[filter] { return statement }
-        let statement = prepare(filter, in: connection)
+        let statement = prepare(filter, sql: filter.sql, in: connection)
         statements[filter] = statement
         return statement
     }
@@ -232,9 +266,9 @@ final class RowFilterEvaluator {
 
     /// The statement of a filter, its arguments bound; nil when it does
     /// not compile in the private database, or an argument is missing.
-    private func prepare(_ filter: RowFilter, in connection: OpaquePointer) -> OpaquePointer? {
+    private func prepare(_ filter: RowFilter, sql: String, in connection: OpaquePointer) -> OpaquePointer? {
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(connection, filter.sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+        guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
             sqlite3_finalize(statement)
             return nil
         }
@@ -243,7 +277,10 @@ final class RowFilterEvaluator {
         for index in 1...max(count, 1) where count > 0 {
             let value: DatabaseValue?
             if let name = sqlite3_bind_parameter_name(statement, index) {
-                value = filter.arguments.namedValues[String(String(cString: name).dropFirst())]
+                let name = String(String(cString: name).dropFirst())
+                // A window's boundary: bound at each evaluation.
+                if name.hasPrefix("reactivesqlite_window_") { continue }
+                value = filter.arguments.namedValues[name]
             } else {
                 value = positional < filter.arguments.values.count ? filter.arguments.values[positional] : nil
                 positional += 1

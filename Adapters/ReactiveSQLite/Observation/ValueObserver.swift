@@ -79,6 +79,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         var waitingValue: Result<any Sendable, any Error>?
     }
     private let fetchState = LockedState(FetchState())
+    /// The filter and the boundary of the request's `ORDER BY ... LIMIT`
+    /// window, when its filter has one (see `RowWindow`): set on the
+    /// writer before the observation registers, read by every fetch.
+    private let window = LockedState<(filter: RowFilter, boundary: WindowBoundary)?>(nil)
 
     init(
         observation: ValueObservation<Value>,
@@ -189,6 +193,21 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         return filter
     }
 
+    /// Reads the boundary of the request's window in the state of the
+    /// commit numbered `commit`, in the fetch's read transaction (see
+    /// `WindowBoundary`); nothing without a window.
+    private func readWindowBoundary(_ db: Database, commit: Int) {
+        guard let (filter, boundary) = window.withLock({ $0 }), let rowWindow = filter.window else { return }
+        do {
+            let row = try SQLRequest<Row>(
+                sql: rowWindow.boundarySQL(from: filter.fromText, where: filter.whereText), arguments: filter.arguments
+            ).fetchOne(db)
+            boundary.update(commit: commit, values: row?.databaseValues)
+        } catch {
+            boundary.forget()
+        }
+    }
+
     /// The first fetch starts: `willFetch` is told, and the interval of a
     /// throttled observation starts (after the region was computed, so that
     /// the next fetch starts at least `fetchInterval` after this one: the
@@ -229,8 +248,19 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             host.observationDidEnd()
             throw error
         }
+        let filter = rowFilter(db)
+        var boundary: WindowBoundary?
+        if let filter, filter.window != nil, host.externalChangeDetector == nil, refetch == nil {
+            // Other processes' commits go through no hook: no window then.
+            // An incremental fetch (top rows, differences) keeps rows
+            // beyond the window and wants every changed rowid: no window.
+            // The writer is still held: the state is the first fetch's.
+            boundary = WindowBoundary()
+            window.withLock { $0 = (filter, boundary!) }
+            readWindowBoundary(db, commit: db.observationBroker.lastCommitNumber)
+        }
         observerID = db.observationBroker.register(
-            self, region: region, rowIDTable: refetch?.rowIDTable, filter: rowFilter(db))
+            self, region: region, rowIDTable: refetch?.rowIDTable, filter: filter, window: boundary)
         refetch?.didRegister()
         // The commits it sees from now on have higher numbers than any
         // before: `latestChange` and `fetchedChange` start equal.
@@ -274,6 +304,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// The commit numbered `number` changed the region: fetch, now or
     /// after the running fetch.
     private func commitDidChangeRegion(_ db: Database, number: Int) {
+        window.withLock { $0?.boundary.noteChange(number) }
         fetchState.withLock { $0.latestChange = max($0.latestChange, number) }
         fetchIfDue(db)
     }
@@ -360,7 +391,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 if let refetch, let externalCommitState { refetch.externalCommitState = externalCommitState }
                 var changes = refetch?.checkingExternalCommits(db, changes) ?? changes
                 changes.snapshot = snapshot
-                return try fetchValue(db, changes: changes)
+                let value = try fetchValue(db, changes: changes)
+                readWindowBoundary(db, commit: db.observationBroker.lastCommitNumber)
+                return value
             }
         }
         let (fetched, newRegion) = try inReadTransaction(db) { _ in try db.recordingSelection { try fetch(db) } }
@@ -379,7 +412,9 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 let (fetched, region) = try db.recordingSelection { try fetch(db) }
                 return (fetched, region)
             }
-            return (try fetchValue(db, changes: changes), nil)
+            let value = try fetchValue(db, changes: changes)
+            readWindowBoundary(db, commit: lastCommitNumber)
+            return (value, nil)
         }, completion: { [self] result in
             host.releaseReader(reader)
             if case .success((_, let newRegion?)) = result {

@@ -1,0 +1,164 @@
+import DatabaseTestSupport
+import Foundation
+@testable import ReactiveSQLite
+import Testing
+import TestSupport
+
+/// Windows (issue 33, point 3): an observation of `ORDER BY ... LIMIT n`
+/// (a leaderboard) is not concerned by a change of a row that sorts after
+/// the window's last row both before and after the change.
+@Suite struct RowWindowTests {
+    @Test(arguments: [
+        ("SELECT * FROM player ORDER BY score DESC LIMIT 3", 1, 3),
+        ("SELECT id, score FROM player p WHERE team = 'red' ORDER BY p.score DESC NULLS FIRST, \"id\" LIMIT 5 OFFSET 0", 2, 5),
+        ("select * from player order by score asc nulls last limit 10;", 1, 10),
+    ])
+    func leaderboardsHaveAWindow(sql: String, terms: Int, limit: Int) throws {
+        let window = try #require(RowFilter(sql: sql, arguments: [])?.window)
+        #expect(window.terms.count == terms && window.limit == limit)
+    }
+
+    @Test(arguments: [
+        "SELECT * FROM player ORDER BY -score LIMIT 3",
+        "SELECT * FROM player ORDER BY 2 LIMIT 3",
+        "SELECT score AS id FROM player ORDER BY id LIMIT 3",
+        "SELECT -score FROM player ORDER BY score LIMIT 3 OFFSET 1",
+        "SELECT * FROM player ORDER BY score LIMIT -1",
+        "SELECT * FROM player ORDER BY score COLLATE NOCASE LIMIT 3",
+        "SELECT team, max(score) FROM player GROUP BY team ORDER BY team LIMIT 3",
+        "SELECT * FROM player ORDER BY score LIMIT ?",
+        "SELECT DISTINCT team FROM player ORDER BY team LIMIT 3",
+        "SELECT * FROM player ORDER BY abs(score) LIMIT 3",
+        "SELECT * FROM player ORDER BY score + 1 LIMIT 3",
+        "SELECT * FROM player ORDER BY score",
+        "SELECT * FROM player LIMIT 3",
+    ])
+    func otherStatementsHaveNone(sql: String) {
+        #expect(RowFilter(sql: sql, arguments: [1])?.window == nil, "\(sql)")
+    }
+
+    static let schema = """
+        CREATE TABLE player(id INTEGER PRIMARY KEY, team TEXT, score INTEGER);
+        INSERT INTO player VALUES (1, 'red', 10), (2, 'blue', 20), (3, 'red', 30), (4, 'blue', 40), (5, 'red', 50),
+          (6, 'blue', 60), (7, 'red', 70), (8, 'blue', 80), (9, 'red', 90), (10, 'blue', 100);
+        """
+
+    @Test(arguments: DatabaseKind.allCases)
+    func changesBelowTheWindowDoNotConcernIt(kind: DatabaseKind) async throws {
+        let test = try kind.make(sql: Self.schema)
+        let changes = LockedState(0)
+        let recorder = Recorder<[Row]>()
+        let cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: "SELECT * FROM player ORDER BY score DESC LIMIT 3"))
+            .handleEvents(databaseDidChange: { changes.withLock { $0 += 1 } })
+            .start(in: test.writer, onError: { Issue.record("\($0)") }, onChange: { recorder.append($0) })
+        defer { cancellable.cancel() }
+        _ = try await recorder.wait(for: 1)
+        // The window: 100, 90, 80. Below it before and after.
+        try test.writer.writeSQL("UPDATE player SET score = 75 WHERE id = 3")
+        try test.writer.writeSQL("DELETE FROM player WHERE id = 1")
+        try test.writer.writeSQL("INSERT INTO player VALUES (11, 'red', 5)")
+        try test.writer.writeSQL("UPDATE player SET team = 'green' WHERE id = 2")
+        #expect(changes.withLock { $0 } == 0)
+        // A tie with the boundary may enter: concerned.
+        try test.writer.writeSQL("UPDATE player SET score = 80 WHERE id = 4")
+        #expect(changes.withLock { $0 } == 1)
+        _ = try await recorder.wait(for: 2)
+        // Enters the window.
+        try test.writer.writeSQL("UPDATE player SET score = 95 WHERE id = 5")
+        #expect(changes.withLock { $0 } == 2)
+        let values = try await recorder.wait { $0.last?.map { try? $0["id"] as Int64 } == [10, 5, 9] }
+        #expect(values.last?.count == 3)
+        // The new boundary (90): 80s are below it now.
+        try await recorder.wait { _ in true }
+        try test.writer.writeSQL("UPDATE player SET score = 85 WHERE id = 8")
+        #expect(changes.withLock { $0 } == 2)
+        // Leaves the window.
+        try test.writer.writeSQL("UPDATE player SET score = 0 WHERE id = 10")
+        #expect(changes.withLock { $0 } == 3)
+        _ = try await recorder.wait { $0.last?.map { try? $0["id"] as Int64 } == [5, 9, 8] }
+    }
+}
+
+/// Random leaderboards and random writes: nothing missed, and the writes
+/// below the windows spare them.
+@Suite(.timeLimit(.minutes(2))) struct RowWindowDifferentialTests {
+    static let schema = """
+        CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT COLLATE NOCASE, s);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+        INSERT INTO t SELECT i, i % 7, char(97 + i % 5), CASE WHEN i % 11 = 0 THEN NULL ELSE i % 40 END FROM n;
+        """
+
+    static func randomQuery(using random: inout SplitMix64) -> String {
+        let limit = Int.random(in: 1...12, using: &random)
+        let order = [
+            "s DESC", "s", "s DESC NULLS FIRST", "s NULLS LAST", "a, s DESC", "b DESC, id", "s DESC, id DESC", "a DESC, b",
+        ][Int.random(in: 0..<8, using: &random)]
+        let clause = ["", "WHERE a = \(Int.random(in: 0..<7, using: &random)) ", "WHERE b IN ('a', 'C') ", "WHERE s > 20 "][
+            Int.random(in: 0..<4, using: &random)]
+        return "SELECT * FROM t \(clause)ORDER BY \(order) LIMIT \(limit)"
+    }
+
+    static func randomWrite(using random: inout SplitMix64) -> String {
+        let id = Int.random(in: 1...320, using: &random)
+        let n = Int.random(in: 0..<45, using: &random)
+        switch Int.random(in: 0..<9, using: &random) {
+        case 0, 1, 2: return "UPDATE t SET s = \(n % 44 == 0 ? "NULL" : "\(n)") WHERE id = \(id)"
+        case 3: return "UPDATE t SET a = \(n % 7) WHERE id = \(id)"
+        case 4: return "UPDATE t SET b = '\(["a", "B", "c", "d", "E"][n % 5])' WHERE id = \(id)"
+        case 5: return "DELETE FROM t WHERE id = \(id)"
+        case 6: return "INSERT OR REPLACE INTO t VALUES (\(id), \(n % 7), 'c', \(n))"
+        case 7: return "BEGIN; UPDATE t SET s = s + 1 WHERE id = \(id); UPDATE t SET s = \(n) WHERE id = \(id + 1); COMMIT"
+        default: return "UPDATE t SET s = s - 1 WHERE id BETWEEN \(id) AND \(id + 3)"
+        }
+    }
+
+    @Test(arguments: DatabaseKind.allCases)
+    func nothingIsMissed(kind: DatabaseKind) async throws {
+        let test = try kind.make(sql: Self.schema)
+        var random = SplitMix64(seed: 34)
+        let queries = (0..<24).map { _ in Self.randomQuery(using: &random) }
+        let recorders = queries.map { _ in Recorder<[Row]>() }
+        let told = queries.map { _ in LockedState(0) }
+        var cancellables: [AnyDatabaseCancellable] = []
+        defer { for cancellable in cancellables { cancellable.cancel() } }
+        for (index, sql) in queries.enumerated() {
+            let counter = told[index]
+            let recorder = recorders[index]
+            cancellables.append(ValueObservation.trackingAll(SQLRequest<Row>(sql: sql))
+                .handleEvents(databaseDidChange: { counter.withLock { $0 += 1 } })
+                .start(in: test.writer, onError: { Issue.record("\(sql): \($0)") }, onChange: { recorder.append($0) }))
+            _ = try await recorder.wait(for: 1)
+        }
+        func results() throws -> [[Row]] {
+            try test.writer.read { db in try queries.map { try SQLRequest<Row>(sql: $0).fetchAll(db) } }
+        }
+        var before = try results()
+        var needed = 0
+        var wasted = 0
+        for step in 0..<150 {
+            let counts = told.map { $0.withLock { $0 } }
+            let write = Self.randomWrite(using: &random)
+            try test.writer.writeSQLWithoutTransaction(write)
+            let after = try results()
+            for index in queries.indices {
+                let wasTold = told[index].withLock { $0 } > counts[index]
+                if before[index] != after[index] {
+                    needed += 1
+                    #expect(wasTold, "step \(step): \(queries[index]) was not told of \(write)")
+                } else if wasTold {
+                    wasted += 1
+                }
+            }
+            // Each observation's value equals a fresh fetch before the next
+            // write: the boundaries the next write meets are those of this state.
+            for (index, recorder) in recorders.enumerated() {
+                let expected = after[index]
+                _ = try await recorder.wait { $0.last == expected }
+            }
+            before = after
+        }
+        let share = Double(wasted) / Double(max(1, needed + wasted))
+        print("RowWindowDifferentialTests (\(kind)): \(needed) notifications needed, \(wasted) not needed (\((share * 1000).rounded() / 10)% of all)")
+        #expect(needed > 50)
+    }
+}
