@@ -60,6 +60,7 @@ let package = Package(
             name: "ObservationBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSupport",
                 .product(name: "ReactiveSQLite", package: "ReactiveSQLite"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -28,7 +29,7 @@ enum FilterWorkload {
 
     /// The observed queries, from a seeded generator.
     static let queries: [String] = {
-        var random = SystemRandomNumberGeneratorSeeded(seed: 33)
+        var random = SplitMix64(seed: 33)
         return (0..<observationCount).map { _ in
             let owner = Int.random(in: 0..<100, using: &random)
             let status = Int.random(in: 0..<50, using: &random)
@@ -47,7 +48,7 @@ enum FilterWorkload {
     }()
 
     /// One random single-row update.
-    static func randomWrite(using random: inout SystemRandomNumberGeneratorSeeded) -> String {
+    static func randomWrite(using random: inout SplitMix64) -> String {
         let id = Int.random(in: 1...rowCount, using: &random)
         return switch Int.random(in: 0..<4, using: &random) {
         case 0: "UPDATE shop SET owner = \(Int.random(in: 0..<100, using: &random)) WHERE id = \(id)"
@@ -55,19 +56,6 @@ enum FilterWorkload {
         case 2: "UPDATE shop SET price = \(Int.random(in: 0..<10_000, using: &random)) WHERE id = \(id)"
         default: "UPDATE shop SET name = 'n\(Int.random(in: 1...20_000, using: &random))' WHERE id = \(id)"
         }
-    }
-}
-
-/// SplitMix64: the same sequence on every run and machine.
-struct SystemRandomNumberGeneratorSeeded: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -167,7 +155,7 @@ final class FilterWorkloadFixture {
     let store: any FilterWorkloadStore
     let counter = DeliveryCounter()
     var cancellables: [any BenchmarkCancellable] = []
-    var random = SystemRandomNumberGeneratorSeeded(seed: 3_333)
+    var random = SplitMix64(seed: 3_333)
 
     init(store: any FilterWorkloadStore) {
         self.store = store

@@ -291,44 +291,8 @@ import TestSupport
             }
             queries.append("SELECT * FROM t WHERE \(clause) ORDER BY id")
         }
-        let recorders = queries.map { _ in Recorder<[Row]>() }
-        let told = queries.map { _ in LockedState(0) }
-        var cancellables: [AnyDatabaseCancellable] = []
-        defer { for cancellable in cancellables { cancellable.cancel() } }
-        for (index, sql) in queries.enumerated() {
-            let counter = told[index]
-            let recorder = recorders[index]
-            cancellables.append(ValueObservation.trackingAll(SQLRequest<Row>(sql: sql))
-                .handleEvents(databaseDidChange: { counter.withLock { $0 += 1 } })
-                .start(in: test.writer, onError: { Issue.record("\(sql): \($0)") }, onChange: { recorder.append($0) }))
-            _ = try await recorder.wait(for: 1)
-        }
-        func results() throws -> [[Row]] {
-            try test.writer.read { db in try queries.map { try SQLRequest<Row>(sql: $0).fetchAll(db) } }
-        }
-        var before = try results()
-        var needed = 0
-        var wasted = 0
-        for step in 0..<150 {
-            let counts = told.map { $0.withLock { $0 } }
-            let write = Self.randomWrite(using: &random)
-            try test.writer.writeSQLWithoutTransaction(write)
-            let after = try results()
-            for index in queries.indices {
-                let wasTold = told[index].withLock { $0 } > counts[index]
-                if before[index] != after[index] {
-                    needed += 1
-                    #expect(wasTold, "step \(step): \(queries[index]) was not told of \(write)")
-                } else if wasTold {
-                    wasted += 1
-                }
-            }
-            before = after
-        }
-        for (index, recorder) in recorders.enumerated() {
-            let expected = before[index]
-            _ = try await recorder.wait { $0.last == expected }
-        }
+        let (needed, wasted) = try await NotificationOracle.run(
+            test, queries: queries, steps: 150, random: &random, randomWrite: Self.randomWrite(using:))
         let share = Double(wasted) / Double(max(1, needed + wasted))
         print("RowFilterDifferentialTests (\(kind)): \(needed) notifications needed, \(wasted) not needed (\((share * 1000).rounded() / 10)% of all)")
         // Only the filters the engine gives up on, and multi-row commits of
