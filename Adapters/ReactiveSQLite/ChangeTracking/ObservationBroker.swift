@@ -90,6 +90,9 @@ final class ObservationBroker {
         filter: RowFilter? = nil, window: WindowBoundary? = nil
     ) -> Int {
         installHooksIfNeeded()
+        if filter != nil, filterEvaluator.encoding == nil {
+            filterEvaluator.encoding = try? SQLRequest<String>(sql: "PRAGMA encoding").fetchOne(database)
+        }
         // The update hook misses the rows that `INSERT OR REPLACE` deletes,
         // and the old rowid of an UPDATE that changes it: no rowids there.
         let id = registry.register(
@@ -135,7 +138,7 @@ final class ObservationBroker {
 
     /// Unregisters an observation (idempotent).
     func unregister(_ id: Int) {
-        registry.unregister(id)
+        if let filter = registry.unregister(id) { filterEvaluator.forget(filter) }
         outcome.levels.remove(observer: id)
         statements.forgetPreparedContext()
     }
@@ -319,7 +322,10 @@ final class ObservationBroker {
     /// the event changes, as a pinned column compares them; nil when one
     /// is unknown.
     private static func values(ofColumn column: String, in row: HookRow, collation: PinnedColumn.Collation) -> [IndexedValue]? {
-        guard let stored = row.info.storedColumns.first(where: { $0.name == column }) else { return nil }
+        // Names compare as bytes (two spellings of "é" are two columns).
+        guard let stored = row.info.storedColumns.first(where: { $0.name.utf8.elementsEqual(column.utf8) }) else {
+            return nil
+        }
         var values: [IndexedValue] = []
         for side in row.sides.list {
             var value: OpaquePointer?
@@ -332,7 +338,8 @@ final class ObservationBroker {
             if side == .old, sqlite3_value_type(value) == SQLITE_NULL, row.info.columnsWithDefault?.contains(column) ?? true {
                 return nil
             }
-            values.append(PinnedColumn.indexedValue(value, collation: collation))
+            guard let key = PinnedColumn.indexedValue(value, collation: collation) else { return nil }
+            values.append(key)
         }
         return values
     }

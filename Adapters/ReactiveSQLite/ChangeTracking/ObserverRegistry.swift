@@ -15,9 +15,12 @@ final class ObserverRegistry {
     /// update-hook path, whose events miss rows.
     @exclusivity(unchecked) private var rowIDTables: [Int: String] = [:]
     /// The `WHERE` clause of the request of observations that have one
-    /// (see `RowFilter`), and the tables some filter is about.
+    /// (see `RowFilter`), and the number of filters of each table.
     @exclusivity(unchecked) private var filters: [Int: RowFilter] = [:]
-    @exclusivity(unchecked) private var filteredTables: Set<CaseInsensitiveName> = []
+    @exclusivity(unchecked) private var filteredTables: [CaseInsensitiveName: Int] = [:]
+    /// The number of observations of each filter: the evaluator forgets a
+    /// filter's statements when none is left.
+    private var filterUses: [RowFilter: Int] = [:]
     /// The pins of the observations whose filter pins a column to constants,
     /// and the collation of each pinned column, by table and column
     /// (lowercased): how its values are compared.
@@ -55,7 +58,8 @@ final class ObserverRegistry {
         if let rowIDTable { rowIDTables[id] = rowIDTable }
         if let filter {
             filters[id] = filter
-            filteredTables.insert(CaseInsensitiveName(filter.table))
+            filterUses[filter, default: 0] += 1
+            filteredTables[CaseInsensitiveName(filter.table), default: 0] += 1
         }
         if filter?.window != nil, let window { windows[id] = window }
         if let pin {
@@ -76,17 +80,28 @@ final class ObserverRegistry {
         return true
     }
 
-    /// Unregisters an observation (idempotent).
-    func unregister(_ id: Int) {
+    /// Unregisters an observation (idempotent); returns its filter when no
+    /// other observation has the same one.
+    @discardableResult
+    func unregister(_ id: Int) -> RowFilter? {
         observers[id] = nil
         rowIDTables[id] = nil
-        if filters.removeValue(forKey: id) != nil {
-            filteredTables = Set(filters.values.map { CaseInsensitiveName($0.table) })
+        var unusedFilter: RowFilter?
+        if let filter = filters.removeValue(forKey: id) {
+            let table = CaseInsensitiveName(filter.table)
+            filteredTables[table, default: 1] -= 1
+            if filteredTables[table] == 0 { filteredTables[table] = nil }
+            filterUses[filter, default: 1] -= 1
+            if filterUses[filter] == 0 {
+                filterUses[filter] = nil
+                unusedFilter = filter
+            }
         }
         pins[id] = nil
         windows[id] = nil
         _ = regionIndex.remove(id)
         watchedTables = [:]
+        return unusedFilter
     }
 
     /// Unregisters every observation, releasing the observers.
@@ -94,7 +109,8 @@ final class ObserverRegistry {
         observers = [:]
         rowIDTables = [:]
         filters = [:]
-        filteredTables = []
+        filterUses = [:]
+        filteredTables = [:]
         pins = [:]
         pinnedCollations = [:]
         windows = [:]
@@ -183,7 +199,7 @@ final class ObserverRegistry {
     /// Whether some observation has a row filter of `table`.
     @inline(__always)
     func hasFilters(ofTable table: String) -> Bool {
-        !filteredTables.isEmpty && filteredTables.contains(CaseInsensitiveName(table))
+        !filteredTables.isEmpty && filteredTables[CaseInsensitiveName(table)] != nil
     }
 
     /// The row filter of an observation, when it is about `table`

@@ -44,29 +44,37 @@ struct PinnedColumn: Sendable, Hashable {
 
     /// The value a row or a constant holds, as the index compares it: the
     /// values SQLite finds equal under `collation` give equal keys (numbers
-    /// by value, texts under the collation, blobs by bytes).
-    static func indexedValue(_ value: OpaquePointer, collation: Collation) -> IndexedValue {
+    /// by value, texts under the collation, blobs by bytes); nil when it
+    /// cannot be read (SQLite out of memory): unknown.
+    static func indexedValue(_ value: OpaquePointer, collation: Collation) -> IndexedValue? {
         switch sqlite3_value_type(value) {
         case SQLITE_INTEGER:
             return .number(Double(sqlite3_value_int64(value)))
         case SQLITE_FLOAT:
             return .number(sqlite3_value_double(value))
         case SQLITE_TEXT:
+            guard let text = sqlite3_value_text(value) else { return nil }
             let count = Int(sqlite3_value_bytes(value))
-            guard let text = sqlite3_value_text(value) else { return .text([]) }
             var bytes = Array(UnsafeBufferPointer(start: text, count: count))
             switch collation {
             case .binary: break
             case .noCase:
-                // SQLite's NOCASE folds ASCII letters only.
+                // SQLite's NOCASE folds ASCII letters only, stops comparing
+                // at the first NUL byte, and then compares the lengths:
+                // the bytes up to that NUL, and the length, decide.
                 for index in bytes.indices where bytes[index] &- 0x41 < 26 { bytes[index] |= 0x20 }
+                if let nul = bytes.firstIndex(of: 0) {
+                    bytes.removeSubrange((nul + 1)...)
+                    withUnsafeBytes(of: UInt64(count).littleEndian) { bytes += $0 }
+                }
             case .rightTrim:
                 while bytes.last == UInt8(ascii: " ") { bytes.removeLast() }
             }
             return .text(bytes)
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
-            guard count > 0, let blob = sqlite3_value_blob(value) else { return .blob([]) }
+            guard count > 0 else { return .blob([]) }
+            guard let blob = sqlite3_value_blob(value) else { return nil }
             return .blob(Array(UnsafeRawBufferPointer(start: blob, count: count)))
         default:
             return .null

@@ -33,6 +33,10 @@ final class RowFilterEvaluator {
     }
 
     private var copies: [String: Copy] = [:]
+    /// The text encoding of the observed database (`PRAGMA encoding`), which
+    /// the private database takes before its first table: BINARY compares
+    /// texts as bytes in the database's encoding.
+    var encoding: String?
     /// The number of filters run, for tests of the values index.
     private(set) var evaluationCount = 0
     /// The prepared statement of each filter, nil when it does not compile.
@@ -119,7 +123,8 @@ final class RowFilterEvaluator {
         let statement = filter.window.flatMap { window in
             prepare(
                 filter,
-                sql: "SELECT 1 FROM \(filter.fromText) WHERE (\(filter.whereText)) AND NOT (\(window.afterBoundarySQL))",
+                // A line break ends a comment that ends the clause.
+                sql: "SELECT 1 FROM \(filter.fromText) WHERE (\(filter.whereText)\n) AND NOT (\(window.afterBoundarySQL))",
                 in: connection)
         }
         windowStatements[filter] = statement
@@ -207,11 +212,17 @@ final class RowFilterEvaluator {
             }
             defer { sqlite3_finalize(select) }
             guard sqlite3_step(select) == SQLITE_ROW, let value = sqlite3_column_value(select, 0),
-                sqlite3_value_type(value) != SQLITE_NULL
+                sqlite3_value_type(value) != SQLITE_NULL, let key = PinnedColumn.indexedValue(value, collation: collation)
             else { return nil }
-            values.insert(PinnedColumn.indexedValue(value, collation: collation))
+            values.insert(key)
         }
         return values
+    }
+
+    /// Forgets the statements of a filter that no observation has any longer.
+    func forget(_ filter: RowFilter) {
+        if let statement = statements.removeValue(forKey: filter) { sqlite3_finalize(statement) }
+        if let statement = windowStatements.removeValue(forKey: filter) { sqlite3_finalize(statement) }
     }
 
     /// The prepared statement of a filter, made once.
@@ -234,6 +245,9 @@ final class RowFilterEvaluator {
         }
         // The copy holds rows that the table accepted: no CHECK to run again.
         sqlite3_exec(handle, "PRAGMA ignore_check_constraints = ON", nil, nil, nil)
+        if let encoding, ["UTF-8", "UTF-16le", "UTF-16be"].contains(encoding) {
+            sqlite3_exec(handle, "PRAGMA encoding = '\(encoding)'", nil, nil, nil)
+        }
         connection = handle
         return handle
     }

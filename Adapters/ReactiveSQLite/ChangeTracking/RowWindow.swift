@@ -5,9 +5,11 @@ import Synchronization
 /// (its boundary) both before and after the change cannot change the
 /// result, and does not concern the observation.
 ///
-/// A statement qualifies when its result columns are `*` or bare column
-/// names (no alias, no expression: an `ORDER BY` name then means the
-/// table's column), it does not group rows, its `ORDER BY` terms are
+/// A statement qualifies when its result columns are `*`, `table.*` or
+/// column names (no alias, no expression: an `ORDER BY` name then means the
+/// table's column), it does not group rows nor read the clock (`date`,
+/// `unixepoch`, `CURRENT_TIMESTAMP`...: time alone would move the window),
+/// its `ORDER BY` terms are
 /// column names, each with `ASC` or `DESC` and `NULLS FIRST` or `NULLS
 /// LAST` (no `COLLATE`, no expression, no position), and its `LIMIT` is
 /// an integer literal, without `OFFSET` (or `OFFSET 0`).
@@ -24,16 +26,38 @@ struct RowWindow: Sendable, Hashable {
     /// The `ORDER BY` clause as written, without `ORDER BY`.
     var orderText: String
 
+    /// Keywords and functions whose value depends on the time.
+    private static let clockFunctions: Set<String> = [
+        "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP", "DATE", "TIME", "DATETIME", "JULIANDAY", "UNIXEPOCH",
+        "STRFTIME", "TIMEDIFF",
+    ]
+
     init?(tokens: [(token: SQLLexer.Token, range: Range<Int>)], bytes: [UInt8], from: Int, order: Int?, limit: Int?) {
         guard let order, let limitIndex = limit, order < limitIndex, order + 2 < limitIndex else { return nil }
-        // Result columns: `*` and bare names only.
-        for entry in tokens[1..<from] {
-            switch entry.token {
-            case .comma, .dot, .quotedIdentifier: continue
-            case .word(let word):
-                if ["AS", "DISTINCT", "ALL"].contains(word.uppercased()) { return nil }
-            default: return nil
+        // Result columns: `*`, `table.*` and column names only, so that an
+        // `ORDER BY` name is the table's column, not a result's alias (with
+        // or without `AS`). The lexer skips `*`, operators and strings: only
+        // whitespace and `*` may separate the tokens.
+        for index in 0..<from {
+            let gap = bytes[tokens[index].range.upperBound..<tokens[index + 1].range.lowerBound]
+            guard gap.allSatisfy({ $0 <= 32 || $0 == UInt8(ascii: "*") }) else { return nil }
+        }
+        for part in tokens[1..<from].split(whereSeparator: { if case .comma = $0.token { true } else { false } }) {
+            let entries = Array(part)
+            // Names and periods alternate: `*` (no token), `t.*`, `c`, `t.c`, `s.t.c`.
+            guard entries.count <= 5 else { return nil }
+            for (offset, entry) in entries.enumerated() {
+                switch (offset % 2, entry.token) {
+                case (1, .dot), (0, .quotedIdentifier): continue
+                case (0, .word(let word)):
+                    if ["AS", "DISTINCT", "ALL"].contains(word.uppercased()) || (word.first?.isNumber ?? true) { return nil }
+                default: return nil
+                }
             }
+        }
+        // A clause that reads the clock moves the window without a commit.
+        for entry in tokens {
+            if case .word(let word) = entry.token, Self.clockFunctions.contains(word.uppercased()) { return nil }
         }
         // `*` is punctuation the lexer skips: nothing to check for it.
         guard case .word(let by) = tokens[order + 1].token, by.uppercased() == "BY" else { return nil }
@@ -110,7 +134,8 @@ struct RowWindow: Sendable, Hashable {
     /// OFFSET limit - 1`: the values of the window's last row, when the
     /// window is full.
     func boundarySQL(from fromText: String, where whereText: String) -> String {
-        "SELECT \(terms.map { Self.quoted($0.column) }.joined(separator: ", ")) FROM \(fromText) WHERE \(whereText) "
+        // A line break ends a comment that ends the clause.
+        "SELECT \(terms.map { Self.quoted($0.column) }.joined(separator: ", ")) FROM \(fromText) WHERE \(whereText)\n"
             + "ORDER BY \(orderText) LIMIT 1 OFFSET \(limit - 1)"
     }
 

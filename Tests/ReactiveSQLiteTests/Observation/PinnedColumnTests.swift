@@ -147,4 +147,21 @@ import TestSupport
             #expect(changes.withLock { $0 } == 1, "\(sql): \(matched)")
         }
     }
+
+    /// NOCASE stops comparing at the first NUL byte, then compares the
+    /// lengths: 'a\0x' and 'a\0y' are equal, and the pin finds the row.
+    @Test func nocaseTextsWithANulByteCompareAsSQLiteCompares() async throws {
+        let test = try DatabaseKind.inMemoryQueue.make(sql: Self.schema)
+        let changes = LockedState(0)
+        let recorder = Recorder<[Row]>()
+        let cancellable = ValueObservation.trackingAll(
+            SQLRequest<Row>(sql: "SELECT * FROM item WHERE label = ?", arguments: ["a\u{0}x"]))
+            .handleEvents(databaseDidChange: { changes.withLock { $0 += 1 } })
+            .start(in: test.writer, onError: { Issue.record("\($0)") }, onChange: { recorder.append($0) })
+        defer { cancellable.cancel() }
+        _ = try await recorder.wait(for: 1)
+        try test.writer.writeSQL("UPDATE item SET label = ? WHERE id = 1", arguments: ["A\u{0}y"])
+        #expect(changes.withLock { $0 } == 1)
+        _ = try await recorder.wait { $0.last?.count == 1 }
+    }
 }

@@ -12,6 +12,7 @@ import TestSupport
         ("SELECT * FROM player ORDER BY score DESC LIMIT 3", 1, 3),
         ("SELECT id, score FROM player p WHERE team = 'red' ORDER BY p.score DESC NULLS FIRST, \"id\" LIMIT 5 OFFSET 0", 2, 5),
         ("select * from player order by score asc nulls last limit 10;", 1, 10),
+        ("SELECT p.*, p.id FROM player p WHERE team = 'red' -- a comment\nORDER BY score LIMIT 2", 1, 2),
     ])
     func leaderboardsHaveAWindow(sql: String, terms: Int, limit: Int) throws {
         let window = try #require(RowFilter(sql: sql, arguments: [])?.window)
@@ -32,6 +33,16 @@ import TestSupport
         "SELECT * FROM player ORDER BY score + 1 LIMIT 3",
         "SELECT * FROM player ORDER BY score",
         "SELECT * FROM player LIMIT 3",
+        // Aliases without AS shadow the table's columns in ORDER BY.
+        "SELECT id, bonus score FROM player ORDER BY score DESC LIMIT 2",
+        "SELECT id, bonus \"score\" FROM player ORDER BY score DESC LIMIT 2",
+        "SELECT id, 'x' score FROM player ORDER BY score DESC LIMIT 2",
+        "SELECT id, score * bonus score FROM player ORDER BY score DESC LIMIT 2",
+        "SELECT id, bonus 'score' FROM player ORDER BY score DESC LIMIT 2",
+        // The clock moves the window without a commit.
+        "SELECT * FROM player WHERE due > unixepoch() ORDER BY due LIMIT 2",
+        "SELECT * FROM player WHERE day >= date('now') ORDER BY day LIMIT 2",
+        "SELECT * FROM player WHERE at < CURRENT_TIMESTAMP ORDER BY at DESC LIMIT 2",
     ])
     func otherStatementsHaveNone(sql: String) {
         #expect(RowFilter(sql: sql, arguments: [1])?.window == nil, "\(sql)")
@@ -76,6 +87,26 @@ import TestSupport
         try test.writer.writeSQL("UPDATE player SET score = 0 WHERE id = 10")
         #expect(changes.withLock { $0 } == 3)
         _ = try await recorder.wait { $0.last?.map { try? $0["id"] as Int64 } == [5, 9, 8] }
+    }
+
+    /// A database in UTF-16: BINARY compares texts as UTF-16 bytes, where
+    /// 'ā' (01 01) sorts before 'a' (61 00); the private copy compares in the
+    /// same encoding, so the row that enters the window is seen.
+    @Test(arguments: DatabaseKind.allCases)
+    func windowsCompareTextsInTheDatabasesEncoding(kind: DatabaseKind) async throws {
+        let test = try kind.make(sql: """
+            PRAGMA encoding = 'UTF-16le';
+            CREATE TABLE p(id INTEGER PRIMARY KEY, name TEXT);
+            INSERT INTO p(name) VALUES ('a'), ('b'), ('c');
+            """)
+        #expect(try await test.writer.read { try SQLRequest<String>(sql: "PRAGMA encoding").fetchOne($0) } == "UTF-16le")
+        let recorder = Recorder<[Row]>()
+        let cancellable = ValueObservation.trackingAll(SQLRequest<Row>(sql: "SELECT * FROM p ORDER BY name LIMIT 2"))
+            .start(in: test.writer, onError: { Issue.record("\($0)") }, onChange: { recorder.append($0) })
+        defer { cancellable.cancel() }
+        _ = try await recorder.wait(for: 1)
+        try test.writer.writeSQL("INSERT INTO p(name) VALUES ('ā')")
+        _ = try await recorder.wait { $0.last?.map { try? $0["name"] as String } == ["ā", "a"] }
     }
 }
 
