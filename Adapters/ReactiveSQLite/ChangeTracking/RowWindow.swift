@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The `ORDER BY ... LIMIT n` window of an observed one-table request (a
 /// leaderboard): a change of a row that sorts after the window's last row
 /// (its boundary) both before and after the change cannot change the
@@ -174,7 +172,7 @@ struct RowWindow: Sendable, Hashable {
 /// it. So it is used only while the observation's latest concerning commit
 /// is not later than c.
 final class WindowBoundary: Sendable {
-    private struct State {
+    private struct State: Sendable {
         /// The commit whose state the boundary describes; nil: unknown.
         var commit: Int?
         /// The boundary's values; nil when the window is not full (every
@@ -184,7 +182,9 @@ final class WindowBoundary: Sendable {
         var latestChange = 0
     }
 
-    private let state = Mutex(State())
+    /// A `LockedState`, whose lock the thread sanitizer sees (it does not
+    /// see `Synchronization.Mutex`'s futex on Linux).
+    private let state = LockedState(State())
 
     /// The boundary of the state of commit `commit`.
     func update(commit: Int, values: [DatabaseValue]?) {
