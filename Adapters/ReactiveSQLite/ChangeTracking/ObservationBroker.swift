@@ -328,17 +328,11 @@ final class ObservationBroker {
         }
         var values: [IndexedValue] = []
         for side in row.sides.list {
-            var value: OpaquePointer?
-            let code = side == .old
-                ? sqlite3_preupdate_old(row.connection, stored.old, &value)
-                : sqlite3_preupdate_new(row.connection, stored.new, &value)
-            guard code == SQLITE_OK, let value else { return nil }
-            // An old NULL of a column with a default may be a column that the
-            // row's record lacks (see `TableHookInfo.columnsWithDefault`).
-            if side == .old, sqlite3_value_type(value) == SQLITE_NULL, row.info.columnsWithDefault?.contains(column) ?? true {
-                return nil
-            }
-            guard let key = PinnedColumn.indexedValue(value, collation: collation) else { return nil }
+            guard let value = side.value(
+                in: row.connection, old: stored.old, new: stored.new,
+                hasDefault: row.info.columnsWithDefault?.contains(column) ?? true),
+                let key = PinnedColumn.indexedValue(value, collation: collation)
+            else { return nil }
             values.append(key)
         }
         return values

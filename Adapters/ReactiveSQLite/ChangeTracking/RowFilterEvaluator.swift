@@ -51,6 +51,21 @@ final class RowFilterEvaluator {
         case old
         /// The row after the change (`sqlite3_preupdate_new`).
         case new
+
+        /// The value of a stored column on this side of the row that the
+        /// pre-update hook of `connection` shows (`old` and `new`: its
+        /// indices there); nil when it cannot be read, or when it is the old
+        /// NULL of a column with a default, which may be a column that the
+        /// row's record lacks (see `TableHookInfo.columnsWithDefault`).
+        func value(in connection: OpaquePointer, old: Int32, new: Int32, hasDefault: Bool) -> OpaquePointer? {
+            var value: OpaquePointer?
+            let code = self == .old
+                ? sqlite3_preupdate_old(connection, old, &value)
+                : sqlite3_preupdate_new(connection, new, &value)
+            guard code == SQLITE_OK, let value else { return nil }
+            if self == .old, hasDefault, sqlite3_value_type(value) == SQLITE_NULL { return nil }
+            return value
+        }
     }
 
     deinit {
@@ -159,15 +174,9 @@ final class RowFilterEvaluator {
         // before returning.
         defer { sqlite3_clear_bindings(insert) }
         for column in copy.insertedColumns {
-            var value: OpaquePointer?
-            let code = side == .old
-                ? sqlite3_preupdate_old(hookConnection, column.old, &value)
-                : sqlite3_preupdate_new(hookConnection, column.new, &value)
-            guard code == SQLITE_OK else { return nil }
-            // An old NULL of a column with a default may be a column that the
-            // row's record lacks (see `TableHookInfo.columnsWithDefault`).
-            if side == .old, column.hasDefault, sqlite3_value_type(value) == SQLITE_NULL { return nil }
-            guard sqlite3_bind_value(insert, index, value) == SQLITE_OK else { return nil }
+            guard let value = side.value(in: hookConnection, old: column.old, new: column.new, hasDefault: column.hasDefault),
+                sqlite3_bind_value(insert, index, value) == SQLITE_OK
+            else { return nil }
             index += 1
         }
         let inserted = sqlite3_step(insert) == SQLITE_DONE
