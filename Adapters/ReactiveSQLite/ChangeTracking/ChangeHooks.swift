@@ -24,6 +24,14 @@ enum ChangeHooks {
             { context in
                 Unmanaged<ObservationBroker>.fromOpaque(context!).takeUnretainedValue().rollbackHook()
             }, context)
+        installRowHook(on: connection, broker: broker, preUpdate: preUpdate)
+    }
+
+    /// Installs the pre-update hook (`preUpdate`) or the update hook alone:
+    /// after `removeRowHook(from:preUpdate:)`, for a statement that writes
+    /// no watched table (see `ObservationBroker.statementWillStart(_:)`).
+    static func installRowHook(on connection: OpaquePointer?, broker: ObservationBroker, preUpdate: Bool) {
+        let context = Unmanaged.passUnretained(broker).toOpaque()
         if preUpdate {
             sqlite3_preupdate_hook(
                 connection,
@@ -42,6 +50,17 @@ enum ChangeHooks {
                     let broker = Unmanaged<ObservationBroker>.fromOpaque(context).takeUnretainedValue()
                     UpdateHookChangeTracking.rowDidChange(broker, operation: operation, table: table, rowID: rowID)
                 }, context)
+        }
+    }
+
+    /// Removes the pre-update hook (`preUpdate`) or the update hook, so
+    /// that SQLite prepares no row event at all for each row a statement
+    /// changes. The commit and rollback hooks stay.
+    static func removeRowHook(from connection: OpaquePointer?, preUpdate: Bool) {
+        if preUpdate {
+            sqlite3_preupdate_hook(connection, nil, nil)
+        } else {
+            sqlite3_update_hook(connection, nil, nil)
         }
     }
 }

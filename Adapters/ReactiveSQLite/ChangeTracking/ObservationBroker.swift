@@ -67,6 +67,13 @@ final class ObservationBroker {
     /// The number of row filters run so far, for tests of the values index.
     var filterEvaluationCount: Int { filterEvaluator.evaluationCount }
 
+    #if REACTIVESQLITE_INTERNAL_CHECKS
+    /// The number of row events the row hook received so far, and of quiet
+    /// runs of statements that write, for the tests of quiet statements.
+    @exclusivity(unchecked) var rowEventCount = 0
+    private(set) var quietRunCount = 0
+    #endif
+
     /// Whether statements must report to the broker.
     var isObserving: Bool { hooksInstalled && (!registry.isEmpty || !userObservers.isEmpty) }
 
@@ -403,7 +410,18 @@ final class ObservationBroker {
     /// gives it a level of its own. Otherwise, only a savepoint statement
     /// reports here, so that the savepoints begun before an observer
     /// arrives are known when they are rolled back.
-    func statementWillStart(_ statement: Statement) {
+    ///
+    /// A quiet statement (one that writes no table an observation watches,
+    /// when no user observer listens, and changes no savepoint nor schema)
+    /// runs with no context, no level and no row hook: SQLite prepares no
+    /// row event for it, and a 10 000-row transaction of a table nobody
+    /// watches costs what it costs with no observation. Its end is
+    /// `quietStatementDidEnd(_:)`. It was found quiet by a first run
+    /// through the general path, in the current generation of contexts
+    /// (`StatementContexts.generation`), which a new region or schema ends.
+    ///
+    /// - Returns: Whether the statement runs quiet.
+    func statementWillStart(_ statement: Statement) -> Bool {
         userObservers.forgetWillCommitError()
         if outcome.levels.runningStatementCount == 0 {
             // What a statement that did not report its end left is stale:
@@ -412,7 +430,24 @@ final class ObservationBroker {
             outcome.forgetPending()
             statements.forgetSuspended()
             if !outcome.levels.isPristine, sqlite3_get_autocommit(database.connection) != 0 { outcome.levels.reset() }
+            // Not inside a statement that the broker follows, whose hooks
+            // must see the rows of the statements it runs.
+            // Its effects must be those of the program that runs: never
+            // recompiled (see `quietStatementDidEnd(_:)`).
+            if statement.quietGeneration == statements.generation, isObserving, userObservers.isEmpty,
+                statement.recompilationsSoFar == 0
+            {
+                #if REACTIVESQLITE_INTERNAL_CHECKS
+                if !statement.effects.writes.isEmpty { quietRunCount += 1 }
+                #endif
+                if rowHookIsInstalled {
+                    ChangeHooks.removeRowHook(from: database.connection, preUpdate: usesPreUpdateHook)
+                    rowHookIsInstalled = false
+                }
+                return true
+            }
         }
+        reinstallRowHookIfNeeded()
         if outcome.levels.runningStatementCount > 0 { statements.suspendCurrent() }
         // Only a statement that may write has row events to keep or drop:
         // the others (BEGIN, COMMIT, SAVEPOINT, reads) need no level.
@@ -421,18 +456,77 @@ final class ObservationBroker {
         // SELECT...): no table metadata to prepare.
         guard isObserving, !statement.effects.writes.isEmpty || statement.effects.renumbersRowIDs else {
             statements.current = StatementContext(statement: ObjectIdentifier(statement), effects: statement.effects)
-            return
+            if isObserving, statement.effects.mayRunQuiet { statement.quietGeneration = statements.generation }
+            return false
         }
         // The same statement again, and nothing changed since: the context
         // is ready (user observers are asked again each time).
         if userObservers.isEmpty, let prepared = statements.preparedContext(for: statement) {
             statements.current = prepared
-            return
+            return false
         }
         statements.current = statements.makeContext(
             for: statement, database: database, registry: registry, userObservers: userObservers,
             usesPreUpdateHook: usesPreUpdateHook)
         statements.keepPreparedContext(statements.current, for: statement)
+        if Self.isQuiet(statements.current), statement.recompilationsSoFar == 0 {
+            statement.quietGeneration = statements.generation
+        }
+        return false
+    }
+
+    /// Whether a statement with this context may run quiet: no table it
+    /// writes is watched, none is a view or a virtual table (whose writes
+    /// reach tables the statement does not name), no user observer wants
+    /// its events, and its effects allow it (`StatementEffects.mayRunQuiet`).
+    private static func isQuiet(_ context: StatementContext) -> Bool {
+        context.effects.mayRunQuiet && context.userObservers.isEmpty && context.renumberedTables.isEmpty
+            && !context.tableWatched.contains(true)
+            && context.tableInfos.allSatisfy { info in info.map { !$0.isVirtual } ?? false }
+    }
+
+    /// Whether the row hook (pre-update or update) is installed: a quiet
+    /// statement removes it for its run.
+    @exclusivity(unchecked) private var rowHookIsInstalled = true
+
+    /// Installs the row hook again after a quiet run, or after a quiet
+    /// statement that never reported its end.
+    private func reinstallRowHookIfNeeded() {
+        guard !rowHookIsInstalled else { return }
+        ChangeHooks.installRowHook(on: database.connection, broker: self, preUpdate: usesPreUpdateHook)
+        rowHookIsInstalled = true
+    }
+
+    /// Called when a quiet statement ends (see `statementWillStart(_:)`),
+    /// as `statementDidEnd(_:resultCode:)` for the others: installs the row
+    /// hook again, then tells observers of a commit or a rollback.
+    ///
+    /// A statement that writes and that SQLite recompiled during its run
+    /// (another connection changed the schema since it was compiled, or
+    /// a pragma of this one expired it) may now write
+    /// other tables, through a trigger added meanwhile, with no hook to
+    /// report them: every observation counts it as a change of its region
+    /// and of the schema, as after an external change. Its effects, read
+    /// when it was first compiled, no longer describe it: it never runs
+    /// quiet again.
+    ///
+    /// - Returns: The error of a user observer that vetoed the commit.
+    func quietStatementDidEnd(_ statement: Statement) -> (any Error)? {
+        reinstallRowHookIfNeeded()
+        // A statement that writes nothing (BEGIN, COMMIT, a read) writes
+        // nothing after a recompilation either: the schema changes of this
+        // connection expire them all.
+        if !statement.effects.writes.isEmpty, statement.recompilationsSoFar != 0 {
+            for id in registry.sortedIDs {
+                outcome.levels.mark(id)
+                outcome.levels.recordUnknownRows(forObserver: id)
+            }
+            outcome.levels.markSchemaChange()
+            database.clearSchemaCache()
+        }
+        if outcome.takeCommit(connection: database.connection) { didCommit() }
+        if outcome.takeRollback() { didRollback() }
+        return userObservers.takeWillCommitError()
     }
 
     /// Forgets table metadata after a schema change.

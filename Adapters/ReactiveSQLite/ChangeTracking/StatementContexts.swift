@@ -22,6 +22,11 @@ final class StatementContexts {
     /// needs no new context.
     private var preparedContext: StatementContext?
     private weak var preparedStatement: Statement?
+    /// Counts the changes that may make a statement's writes concern an
+    /// observation (a region, the schema, the connection closing): a
+    /// statement found quiet in generation g (`Statement.quietGeneration`)
+    /// is quiet until the generation changes.
+    private(set) var generation = 0
 
     /// A statement starts inside the running one: the running one's
     /// context waits for it to end.
@@ -73,6 +78,7 @@ final class StatementContexts {
     func forgetPreparedContext() {
         preparedContext = nil
         preparedStatement = nil
+        generation &+= 1
     }
 
     /// The schema changed: table metadata and the context kept are stale.

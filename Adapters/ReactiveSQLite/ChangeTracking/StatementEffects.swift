@@ -56,6 +56,15 @@ struct StatementEffects {
     /// renumbers the rowids of tables without `INTEGER PRIMARY KEY`, with
     /// no hook (set after compilation, see `recordText(of:)`).
     private(set) var renumbersRowIDs = false
+    /// Whether the broker may let the statement run without following its
+    /// row events, when no observation watches the tables it writes (see
+    /// `ObservationBroker.statementWillStart(_:)`): it changes no savepoint,
+    /// no schema, and renumbers no rowids, which the broker follows at the
+    /// statement's end whatever the tables.
+    var mayRunQuiet: Bool {
+        savepoint == nil && restructuredTables.isEmpty && !changesSchema && !renumbersRowIDs
+    }
+
     /// Records what only the text of the compiled statement tells.
     ///
     /// - Complexity: O(1) for a statement that does not start with V or

@@ -21,6 +21,9 @@ enum UpdateHookChangeTracking {
     static func rowDidChange(
         _ broker: ObservationBroker, operation: Int32, table: UnsafePointer<CChar>, rowID: Int64
     ) {
+        #if REACTIVESQLITE_INTERNAL_CHECKS
+        broker.rowEventCount += 1
+        #endif
         guard broker.isObserving, let (tableName, info, index) = broker.hookedTable(table) else { return }
         if operation != SQLITE_DELETE { broker.markHiddenDeletions(ofTableAt: index, named: tableName) }
         switch operation {

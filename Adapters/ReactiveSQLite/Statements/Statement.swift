@@ -96,8 +96,13 @@ public final class Statement {
     /// error) since it was last reset. Stepped but not ended, it ends
     /// inside `sqlite3_reset`, which may commit there.
     private var hasEnded = false
-    /// Whether the broker heard of the statement's start and waits for its end.
-    private var brokerAwaitsEnd = false
+    /// Whether the broker heard of the statement's start and waits for its
+    /// end, and how it follows the run.
+    private var brokerAwaitsEnd = BrokerFollowing.none
+    /// The generation of the broker's statement contexts in which the
+    /// statement was found to write no watched table (see
+    /// `ObservationBroker.statementWillStart(_:)`); -1 when it was not.
+    var quietGeneration = -1
     /// How many times SQLite recompiled the statement after a schema change
     /// (`SQLITE_STMTSTATUS_REPREPARE`), as last seen.
     private var recompilationCount: Int32 = 0
@@ -332,11 +337,10 @@ public final class Statement {
     private func willStart() {
         hasEnded = false
         if let broker = database.activeObservationBroker {
-            broker.statementWillStart(self)
-            brokerAwaitsEnd = true
+            brokerAwaitsEnd = broker.statementWillStart(self) ? .quiet : .everything
         } else if effects.savepoint != nil {
-            database.observationBroker.statementWillStart(self)
-            brokerAwaitsEnd = true
+            _ = database.observationBroker.statementWillStart(self)
+            brokerAwaitsEnd = .everything
         }
     }
 
@@ -350,16 +354,34 @@ public final class Statement {
         // Before observers are told of the commit: they may compile statements.
         if changesSchema { database.clearSchemaCache() }
         var observerError: (any Error)?
-        if brokerAwaitsEnd {
-            brokerAwaitsEnd = false
+        switch brokerAwaitsEnd {
+        case .none:
+            break
+        case .everything:
             observerError = database.observationBroker.statementDidEnd(self, resultCode: resultCode)
+        case .quiet:
+            observerError = database.observationBroker.quietStatementDidEnd(self)
         }
+        brokerAwaitsEnd = .none
         // After a rollback, forget the caches when it undid a schema change
         // (the schema version tells), and keep them otherwise: a rolled-back
         // write does not cost the next one its compiled statements.
         if rollsBack { database.refreshSchemaCacheAfterRollback() }
         return observerError
     }
+
+    /// How the observation broker follows a run of the statement.
+    private enum BrokerFollowing {
+        /// It does not (nothing observes the connection).
+        case none
+        /// Its row events, in a level of its own (see `ChangeLevelStack`).
+        case everything
+        /// Its end only: it writes no watched table.
+        case quiet
+    }
+
+    /// The handle's count of recompilations (`SQLITE_STMTSTATUS_REPREPARE`).
+    var recompilationsSoFar: Int32 { _rsqlite_recompilation_count(handle) }
 
     /// Reads the columns again when SQLite recompiled the statement during
     /// its first step, after a schema change that this connection's caches
