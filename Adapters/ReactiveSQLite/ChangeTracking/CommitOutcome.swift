@@ -11,15 +11,15 @@ internal import CSQLite
 /// reported, which the broker confirms at the end of the statement, and
 /// the numbers of the commits.
 ///
-/// Writer's queue only. `levels` is written at each row event:
-/// `@exclusivity(unchecked)`, as the broker's properties (see
-/// `ObservationBroker`).
+/// Writer's queue only. `levels` is written at each row event, the
+/// pending outcomes read at each statement: `@exclusivity(unchecked)`, as
+/// the broker's properties (see `ObservationBroker`).
 final class CommitOutcome {
     @exclusivity(unchecked) var levels = ChangeLevelStack()
     /// The commit hook allowed a commit that the statement's end confirms.
-    var commitIsPending = false
+    @exclusivity(unchecked) var commitIsPending = false
     /// The rollback hook ran; observers hear of it at the statement's end.
-    var rollbackIsPending = false
+    @exclusivity(unchecked) var rollbackIsPending = false
     /// The number of the last commit (`DatabaseCommit.number`): commits
     /// seen since the broker exists, external commits detected by an
     /// `ExternalChangeDetector` included. 0 before the first one.

@@ -421,7 +421,35 @@ final class ObservationBroker {
     /// (`StatementContexts.generation`), which a new region or schema ends.
     ///
     /// - Returns: Whether the statement runs quiet.
+    @inline(__always)
     func statementWillStart(_ statement: Statement) -> Bool {
+        // Not inside a statement that the broker follows (whose hooks must
+        // see the rows of the statements it runs), nothing stale to forget
+        // (see `followStatement(_:)`), and effects that are those of the
+        // program that runs: never recompiled (see `quietStatementDidEnd(_:)`).
+        guard statement.quietGeneration == statements.generation, outcome.levels.runningStatementCount == 0,
+            userObservers.isEmpty, userObservers.willCommitError == nil, !outcome.commitIsPending,
+            !outcome.rollbackIsPending, !statements.hasSuspended, outcome.levels.isPristine || isInsideTransaction,
+            statement.recompilationsSoFar == 0
+        else {
+            return followStatement(statement)
+        }
+        #if REACTIVESQLITE_INTERNAL_CHECKS
+        if !statement.effects.writes.isEmpty { quietRunCount += 1 }
+        #endif
+        if rowHookIsInstalled {
+            ChangeHooks.removeRowHook(from: database.connection, preUpdate: usesPreUpdateHook)
+            rowHookIsInstalled = false
+        }
+        return true
+    }
+
+    /// Whether the connection is inside a transaction.
+    private var isInsideTransaction: Bool { sqlite3_get_autocommit(database.connection) == 0 }
+
+    /// The start of a statement that the broker follows (see
+    /// `statementWillStart(_:)`).
+    private func followStatement(_ statement: Statement) -> Bool {
         userObservers.forgetWillCommitError()
         if outcome.levels.runningStatementCount == 0 {
             // What a statement that did not report its end left is stale:
@@ -429,23 +457,7 @@ final class ObservationBroker {
             // reset without the broker hearing of it.
             outcome.forgetPending()
             statements.forgetSuspended()
-            if !outcome.levels.isPristine, sqlite3_get_autocommit(database.connection) != 0 { outcome.levels.reset() }
-            // Not inside a statement that the broker follows, whose hooks
-            // must see the rows of the statements it runs.
-            // Its effects must be those of the program that runs: never
-            // recompiled (see `quietStatementDidEnd(_:)`).
-            if statement.quietGeneration == statements.generation, isObserving, userObservers.isEmpty,
-                statement.recompilationsSoFar == 0
-            {
-                #if REACTIVESQLITE_INTERNAL_CHECKS
-                if !statement.effects.writes.isEmpty { quietRunCount += 1 }
-                #endif
-                if rowHookIsInstalled {
-                    ChangeHooks.removeRowHook(from: database.connection, preUpdate: usesPreUpdateHook)
-                    rowHookIsInstalled = false
-                }
-                return true
-            }
+            if !outcome.levels.isPristine, !isInsideTransaction { outcome.levels.reset() }
         }
         reinstallRowHookIfNeeded()
         if outcome.levels.runningStatementCount > 0 { statements.suspendCurrent() }
@@ -489,8 +501,8 @@ final class ObservationBroker {
     /// statement removes it for its run.
     @exclusivity(unchecked) private var rowHookIsInstalled = true
 
-    /// Installs the row hook again after a quiet run, or after a quiet
-    /// statement that never reported its end.
+    /// Installs the row hook again after quiet runs, before a statement
+    /// that the broker follows.
     private func reinstallRowHookIfNeeded() {
         guard !rowHookIsInstalled else { return }
         ChangeHooks.installRowHook(on: database.connection, broker: self, preUpdate: usesPreUpdateHook)
@@ -498,8 +510,12 @@ final class ObservationBroker {
     }
 
     /// Called when a quiet statement ends (see `statementWillStart(_:)`),
-    /// as `statementDidEnd(_:resultCode:)` for the others: installs the row
-    /// hook again, then tells observers of a commit or a rollback.
+    /// as `statementDidEnd(_:resultCode:)` for the others: tells observers
+    /// of a commit or a rollback. The row hook stays off for the next quiet
+    /// statements: the next statement that the broker follows installs it
+    /// again before its first step. Every write of the connection is a
+    /// `Statement` (its handle is never public), so no row event can come
+    /// meanwhile from elsewhere.
     ///
     /// A statement that writes and that SQLite recompiled during its run
     /// (another connection changed the schema since it was compiled, or
@@ -512,7 +528,6 @@ final class ObservationBroker {
     ///
     /// - Returns: The error of a user observer that vetoed the commit.
     func quietStatementDidEnd(_ statement: Statement) -> (any Error)? {
-        reinstallRowHookIfNeeded()
         // A statement that writes nothing (BEGIN, COMMIT, a read) writes
         // nothing after a recompilation either: the schema changes of this
         // connection expire them all.

@@ -6,14 +6,14 @@ import DatabaseRegions
 /// trigger's function), the table metadata contexts are made of, and the
 /// context kept for the next run of the same statement.
 ///
-/// Writer's queue only. `current` is read at each row event:
-/// `@exclusivity(unchecked)`, as the broker's properties (see
-/// `ObservationBroker`).
+/// Writer's queue only. `current` is read at each row event, `generation`
+/// and `suspended` at each statement: `@exclusivity(unchecked)`, as the
+/// broker's properties (see `ObservationBroker`).
 final class StatementContexts {
     /// The statement running now (the innermost one).
     @exclusivity(unchecked) var current = StatementContext()
     /// The contexts of the statements that a nested statement interrupted.
-    private var suspended: [StatementContext] = []
+    @exclusivity(unchecked) private var suspended: [StatementContext] = []
     /// Table metadata, by name (as SQLite compares identifiers).
     private var tableInfos: [CaseInsensitiveName: TableHookInfo] = [:]
     /// The context last made by `makeContext`, unless it names user
@@ -26,7 +26,7 @@ final class StatementContexts {
     /// observation (a region, the schema, the connection closing): a
     /// statement found quiet in generation g (`Statement.quietGeneration`)
     /// is quiet until the generation changes.
-    private(set) var generation = 0
+    @exclusivity(unchecked) private(set) var generation = 0
 
     /// A statement starts inside the running one: the running one's
     /// context waits for it to end.
@@ -43,9 +43,12 @@ final class StatementContexts {
         return ended
     }
 
+    /// Whether a statement waits for a nested one to end.
+    var hasSuspended: Bool { !suspended.isEmpty }
+
     /// Forgets the statements that never reported their end.
     func forgetSuspended() {
-        suspended.removeAll()
+        if !suspended.isEmpty { suspended.removeAll() }
     }
 
     /// Nothing runs, nothing is kept (the connection closes).

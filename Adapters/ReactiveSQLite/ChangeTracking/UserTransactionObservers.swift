@@ -10,7 +10,8 @@ import DatabaseRegions
 /// of them want a statement's row events, whether they let a transaction
 /// commit, and the end of each transaction.
 ///
-/// Writer's queue only.
+/// Writer's queue only. The properties read at each statement are
+/// `@exclusivity(unchecked)`, as the broker's (see `ObservationBroker`).
 final class UserTransactionObservers {
     private struct Entry {
         weak var weakObserver: (any TransactionObserver)?
@@ -24,7 +25,7 @@ final class UserTransactionObservers {
     /// that starts meanwhile (run by another observer's
     /// `databaseDidRollback`) forgets it: the commit then throws SQLite's
     /// `SQLITE_CONSTRAINT_COMMITHOOK`.
-    private(set) var willCommitError: (any Error)?
+    @exclusivity(unchecked) private(set) var willCommitError: (any Error)?
 
     var isEmpty: Bool { entries.isEmpty }
 

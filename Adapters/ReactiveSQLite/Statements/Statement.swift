@@ -98,11 +98,16 @@ public final class Statement {
     private var hasEnded = false
     /// Whether the broker heard of the statement's start and waits for its
     /// end, and how it follows the run.
-    private var brokerAwaitsEnd = BrokerFollowing.none
+    ///
+    /// This and `quietGeneration` are read at each run of the statement
+    /// while something observes the connection: `@exclusivity(unchecked)`,
+    /// as the broker's properties (see `ObservationBroker`). Both are used
+    /// inside accesses of the connection only, which never overlap.
+    @exclusivity(unchecked) private var brokerAwaitsEnd = BrokerFollowing.none
     /// The generation of the broker's statement contexts in which the
     /// statement was found to write no watched table (see
     /// `ObservationBroker.statementWillStart(_:)`); -1 when it was not.
-    var quietGeneration = -1
+    @exclusivity(unchecked) var quietGeneration = -1
     /// How many times SQLite recompiled the statement after a schema change
     /// (`SQLITE_STMTSTATUS_REPREPARE`), as last seen.
     private var recompilationCount: Int32 = 0
@@ -358,11 +363,12 @@ public final class Statement {
         case .none:
             break
         case .everything:
+            brokerAwaitsEnd = .none
             observerError = database.observationBroker.statementDidEnd(self, resultCode: resultCode)
         case .quiet:
+            brokerAwaitsEnd = .none
             observerError = database.observationBroker.quietStatementDidEnd(self)
         }
-        brokerAwaitsEnd = .none
         // After a rollback, forget the caches when it undid a schema change
         // (the schema version tells), and keep them otherwise: a rolled-back
         // write does not cost the next one its compiled statements.
