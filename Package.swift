@@ -30,6 +30,9 @@ let package = Package(
         .library(name: "GRDBDifferences", targets: ["GRDBDifferences"]),
         .library(name: "ReactiveSQLiteServer", targets: ["ReactiveSQLiteServer"]),
         .executable(name: "sqlite-watch", targets: ["sqlite-watch"]),
+        .library(name: "ReactiveSQLiteReplication", targets: ["ReactiveSQLiteReplication"]),
+        .library(name: "ReactiveSQLitePostgres", targets: ["ReactiveSQLitePostgres"]),
+        .executable(name: "sqlite-replica", targets: ["sqlite-replica"]),
     ],
     traits: [
         .trait(
@@ -47,6 +50,10 @@ let package = Package(
             name: "Server",
             description: "Builds ReactiveSQLiteServer (live queries over Server-Sent Events and WebSocket, "
                 + "on Hummingbird) and `sqlite-watch --serve` (fetches Hummingbird and SwiftNIO)."),
+        .trait(
+            name: "PostgreSQL",
+            description: "Builds ReactiveSQLitePostgres (PostgreSQL logical decoding into a SQLite replica) "
+                + "and `sqlite-replica` (fetches postgres-nio)."),
         // Depending on ReactiveSQLite alone fetches and builds no third-party package.
         .default(enabledTraits: []),
     ],
@@ -62,6 +69,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         // TLS for the server (trait Server), already in Hummingbird's graph.
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        // PostgreSQL as a replication source (trait PostgreSQL).
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         // Core: pure Swift standard library, no Foundation.
@@ -127,6 +136,33 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
             ],
             path: "Adapters/ReactiveSQLiteServer", swiftSettings: strictWarnings),
+
+        // Replication: a source's transactions applied to a SQLite replica,
+        // one SQLite transaction each, with the source position (no
+        // third-party dependency).
+        .target(
+            name: "ReactiveSQLiteReplication", dependencies: ["ReactiveSQLite"],
+            path: "Adapters/ReactiveSQLiteReplication", swiftSettings: strictWarnings),
+
+        // PostgreSQL logical decoding (pgoutput) as a replication source, on
+        // postgres-nio (trait PostgreSQL; the decoder alone without it).
+        .target(
+            name: "ReactiveSQLitePostgres",
+            dependencies: [
+                "ReactiveSQLiteReplication", "ReactiveSQLite",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            path: "Adapters/ReactiveSQLitePostgres", swiftSettings: strictWarnings),
+
+        // Keeps a SQLite replica of PostgreSQL tables (trait PostgreSQL).
+        .executableTarget(
+            name: "sqlite-replica",
+            dependencies: [
+                "ReactiveSQLitePostgres", "ReactiveSQLiteReplication", "ReactiveSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/sqlite-replica", swiftSettings: strictWarnings),
 
         // glibc's malloc_trim, which Swift's Glibc module does not declare.
         .target(name: "CMemory", path: "Tools/CMemory"),
@@ -207,6 +243,20 @@ let package = Package(
                     condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
             ],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "ReactiveSQLiteReplicationTests",
+            dependencies: ["ReactiveSQLiteReplication", "ReactiveSQLite", "TestSupport", "DatabaseTestSupport"],
+            swiftSettings: strictWarnings),
+        .testTarget(
+            name: "ReactiveSQLitePostgresTests",
+            dependencies: [
+                "ReactiveSQLitePostgres", "ReactiveSQLiteReplication", "ReactiveSQLite", "TestSupport",
+                "DatabaseTestSupport", "sqlite-replica",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            resources: [.copy("Fixtures")],
             swiftSettings: strictWarnings),
         .testTarget(
             name: "ReactiveSQLiteServerTests",

@@ -1,0 +1,250 @@
+import ReactiveSQLite
+
+/// Applies a source's committed transactions to a SQLite replica: one
+/// SQLite transaction per source transaction, with the source's position
+/// stored in the same transaction.
+///
+/// Guarantees:
+/// - **Atomic.** Observers of the replica see each source transaction as
+///   one commit: two tables changed by one source transaction are never
+///   seen half-applied.
+/// - **Exactly once.** The position is written with the changes, so a
+///   crash leaves either both or neither. A transaction at or before the
+///   stored position is skipped (`apply(_:)` returns false): a source that
+///   sends again what it sent before a crash applies nothing twice.
+/// - **Never silently wrong.** An update or a deletion that finds no row,
+///   an insertion whose key exists, a table or column the replica does not
+///   have: each throws a `ReplicationError`, and the transaction is rolled
+///   back.
+///
+/// The positions are kept in the table `_reactivesqlite_replication`, one
+/// row per source name, with the source's own state (see `sourceState`).
+/// The app reads the replica; only the applier writes it.
+public final class ReplicaApplier: Sendable {
+    /// The replica.
+    public let writer: any DatabaseWriter
+    /// The name of the source, which keys its position.
+    public let source: String
+
+    /// The table of positions.
+    static let stateTable = "_reactivesqlite_replication"
+
+    /// Opens the replica of `source` in `writer`, creating the table of
+    /// positions if needed.
+    ///
+    /// - Throws: A `DatabaseError` when the database cannot be written.
+    public init(writer: any DatabaseWriter, source: String = "default") throws {
+        self.writer = writer
+        self.source = source
+        try writer.write { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS \(Self.stateTable) (
+                    source TEXT PRIMARY KEY, position INTEGER NOT NULL, sourceState TEXT)
+                """)
+        }
+    }
+
+    /// The position of the last transaction applied, nil before the first
+    /// copy.
+    public func position() throws -> ReplicationPosition? {
+        try writer.read { db in try Self.storedPosition(db, source: source) }
+    }
+
+    /// What the source stored with its position (a PostgreSQL snapshot
+    /// during the initial copy's catch-up), nil when nothing.
+    public func sourceState() throws -> String? {
+        let source = self.source
+        return try writer.read { db in try Self.storedState(db, source: source) }
+    }
+
+    static func storedState(_ db: Database, source: String) throws -> String? {
+        let row = try Row.fetchOne(db, sql: "SELECT sourceState FROM \(stateTable) WHERE source = ?", arguments: [source])
+        guard let row else { return nil }
+        let state: String? = try row[0]
+        return state
+    }
+
+    static func storedPosition(_ db: Database, source: String) throws -> ReplicationPosition? {
+        let stored = try Int64.fetchOne(
+            db, sql: "SELECT position FROM \(stateTable) WHERE source = ?", arguments: [source])
+        return stored.map { ReplicationPosition(UInt64(bitPattern: $0)) }
+    }
+
+    /// The replica's tables, as the last copy made them (the table of
+    /// positions aside).
+    public func tables() throws -> [ReplicaTable] {
+        try writer.read { db in
+            let names = try String.fetchAll(db, sql: """
+                SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                AND name <> '\(Self.stateTable)' ORDER BY name
+                """)
+            return try names.map { name in
+                let columns = try Row.fetchAll(db, sql: "SELECT name, type, pk FROM pragma_table_info(?)", arguments: [name])
+                let key: [(Int, String)] = try columns.compactMap { row in
+                    let position: Int = try row[2]
+                    return position > 0 ? (position, try row[0]) : nil
+                }
+                return ReplicaTable(
+                    name: name,
+                    columns: try columns.map { ReplicaTable.Column(name: try $0[0], type: try $0[1]) },
+                    primaryKey: key.sorted { $0.0 < $1.0 }.map(\.1))
+            }
+        }
+    }
+
+    // MARK: - Initial copy
+
+    /// Replaces the replica's tables with `tables` and their rows, and
+    /// stores `position` and `sourceState`, in one SQLite transaction.
+    ///
+    /// - Parameter rows: Called once per table, in order, with a function
+    ///   that inserts one row (values in the order of the table's columns).
+    /// - Throws: The error of `rows`, or a `DatabaseError`; nothing is kept.
+    public func replaceTables(
+        _ tables: [ReplicaTable], position: ReplicationPosition, sourceState: String?,
+        rows: (ReplicaTable, (_ values: [DatabaseValue]) throws -> Void) throws -> Void
+    ) throws {
+        try writer.write { db in
+            for table in tables {
+                try db.execute(sql: "DROP TABLE IF EXISTS \(quoted(table.name))")
+                try db.execute(sql: table.definition)
+                let insert = try db.makeStatement(sql: """
+                    INSERT INTO \(quoted(table.name)) (\(table.columns.map { quoted($0.name) }.joined(separator: ", "))) \
+                    VALUES (\(Array(repeating: "?", count: table.columns.count).joined(separator: ", ")))
+                    """)
+                try rows(table) { values in
+                    guard values.count == table.columns.count else {
+                        throw ReplicationError(
+                            "\(table.name): a copied row has \(values.count) values for \(table.columns.count) columns")
+                    }
+                    try insert.execute(arguments: StatementArguments(values))
+                }
+            }
+            try Self.store(position, sourceState: sourceState, source: source, in: db)
+        }
+    }
+
+    // MARK: - Transactions
+
+    /// Applies a source transaction in one SQLite transaction, with its
+    /// position, unless the replica already holds it.
+    ///
+    /// - Parameter sourceState: Replaces the source's state, when given
+    ///   (`.some(nil)` clears it).
+    /// - Returns: False when the transaction's position is at or before the
+    ///   stored one: it was applied before (exactly once).
+    /// - Throws: A `ReplicationError` when the replica does not match the
+    ///   change, or a `DatabaseError`; the SQLite transaction is rolled back.
+    @discardableResult
+    public func apply(_ transaction: ReplicatedTransaction, sourceState: String?? = .none) throws -> Bool {
+        let source = self.source
+        return try writer.write { db in
+            let stored = try Self.storedPosition(db, source: source)
+            if let stored, transaction.position <= stored { return false }
+            for change in transaction.changes { try Self.apply(change, in: db) }
+            let state: String?
+            if let sourceState {
+                state = sourceState
+            } else {
+                state = try Self.storedState(db, source: source)
+            }
+            try Self.store(transaction.position, sourceState: state, source: source, in: db)
+            return true
+        }
+    }
+
+    /// Stores a later position with no change (the source is known to have
+    /// no change of the replica's tables up to it), when it is after the
+    /// stored one. Waiters of `waitUntilReplicated` up to it resume.
+    public func advance(to position: ReplicationPosition) throws {
+        try apply(ReplicatedTransaction(position: position, changes: []))
+    }
+
+    private static func store(
+        _ position: ReplicationPosition, sourceState: String?, source: String, in db: Database
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO \(stateTable) (source, position, sourceState) VALUES (?, ?, ?)
+                ON CONFLICT (source) DO UPDATE SET position = excluded.position, sourceState = excluded.sourceState
+                """,
+            arguments: [source, Int64(bitPattern: position.value), sourceState])
+    }
+
+    private static func apply(_ change: ReplicatedChange, in db: Database) throws {
+        switch change {
+        case .insert(let table, let row):
+            let columns = row.keys.sorted()
+            guard !columns.isEmpty else { throw ReplicationError("\(table): an inserted row has no column") }
+            let sql = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES ("
+                + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+            do {
+                try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(columns.map { row[$0]! }))
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw ReplicationError("\(table): an inserted row's key exists in the replica: \(describe(row))")
+            }
+        case .update(let table, let key, let row):
+            let keyColumns = key.keys.sorted()
+            let columns = row.keys.sorted()
+            guard !keyColumns.isEmpty else { throw ReplicationError("\(table): an update has no key") }
+            let condition = keyColumns.map { "\(quoted($0)) IS ?" }.joined(separator: " AND ")
+            let sql: String
+            if columns.isEmpty {
+                // Only unchanged TOASTed values: the row must exist.
+                sql = "UPDATE \(quoted(table)) SET \(quoted(keyColumns[0])) = \(quoted(keyColumns[0])) WHERE \(condition)"
+            } else {
+                sql = "UPDATE \(quoted(table)) SET " + columns.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
+                    + " WHERE " + condition
+            }
+            let arguments = columns.map { row[$0]! } + keyColumns.map { key[$0]! }
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+            guard db.changesCount == 1 else {
+                throw ReplicationError("\(table): the updated row is not in the replica: key \(describe(key))")
+            }
+        case .delete(let table, let key):
+            let keyColumns = key.keys.sorted()
+            guard !keyColumns.isEmpty else { throw ReplicationError("\(table): a deletion has no key") }
+            let sql = "DELETE FROM \(quoted(table)) WHERE "
+                + keyColumns.map { "\(quoted($0)) IS ?" }.joined(separator: " AND ")
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(keyColumns.map { key[$0]! }))
+            guard db.changesCount == 1 else {
+                throw ReplicationError("\(table): the deleted row is not in the replica: key \(describe(key))")
+            }
+        case .truncate(let tables):
+            for table in tables { try db.execute(sql: "DELETE FROM \(quoted(table))") }
+        }
+    }
+
+    private static func describe(_ row: [String: DatabaseValue]) -> String {
+        row.keys.sorted().map { "\($0) = \(row[$0]!)" }.joined(separator: ", ")
+    }
+
+    // MARK: - Read-your-writes
+
+    /// Waits until the replica in `reader` holds every source transaction
+    /// up to `position`: an app that just wrote to the source, and read
+    /// the source's position after its commit (PostgreSQL:
+    /// `pg_current_wal_lsn()`), then reads its own write in the replica.
+    ///
+    /// The replicator may run in another process: give `reader` a
+    /// configuration with `observesExternalChanges` then.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled, or the
+    ///   error of the observation.
+    public static func waitUntilReplicated(
+        _ position: ReplicationPosition, source: String = "default", in reader: some DatabaseReader
+    ) async throws {
+        let observation = ValueObservation.tracking { db -> ReplicationPosition? in
+            // The table appears with the replica's first copy.
+            guard try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?)", arguments: [stateTable]) == true
+            else { return nil }
+            return try storedPosition(db, source: source)
+        }
+        for try await stored in observation.values(in: reader) {
+            if let stored, stored >= position { return }
+            try Task.checkCancellation()
+        }
+        try Task.checkCancellation()
+    }
+}

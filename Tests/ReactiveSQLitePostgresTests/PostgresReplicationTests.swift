@@ -1,0 +1,302 @@
+#if PostgreSQL
+import Foundation
+import Logging
+import PostgresNIO
+import ReactiveSQLite
+import ReactiveSQLitePostgres
+import ReactiveSQLiteReplication
+import TestSupport
+import Testing
+
+/// Replication of PostgreSQL tables into SQLite replicas, against a real
+/// PostgreSQL 15 (see `PostgresTestCluster`): the initial copy while
+/// writers run, random transactions into two replicas, read-your-writes,
+/// reconnection, and the cases that stop the replica or copy it again.
+@Suite(.serialized, .enabled(if: PostgresTestCluster.isAvailable), .timeLimit(.minutes(10)))
+struct PostgresReplicationTests {
+    static let schema = [
+        """
+        CREATE TABLE player (
+            id integer PRIMARY KEY, name text NOT NULL, score integer NOT NULL,
+            flag boolean, price numeric, photo bytea, seen timestamptz)
+        """,
+        "CREATE TABLE team (id integer PRIMARY KEY, size integer NOT NULL)",
+        "INSERT INTO team SELECT i, 100 FROM generate_series(1, 10) i",
+    ]
+
+    /// Both tables, every column as text, as PostgreSQL and the replica
+    /// must both give them.
+    static let postgresState = """
+        SELECT 'player', id::text, name, score::text, flag::int::text, price::text, encode(photo, 'hex'), seen::text \
+        FROM player UNION ALL SELECT 'team', id::text, size::text, NULL, NULL, NULL, NULL, NULL FROM team
+        """
+
+    /// The first row that differs, for a failure's message.
+    static func firstDifference(_ lhs: [[String?]], _ rhs: [[String?]]) -> String {
+        for (left, right) in zip(lhs, rhs) where left != right { return "\(left) != \(right)" }
+        return "\(lhs.count) rows != \(rhs.count) rows"
+    }
+
+    /// Rows as both sides compare them: in key order, numerics by value
+    /// (the replica keeps `12.50` as the real 12.5).
+    static func normalized(_ rows: [[String?]]) -> [[String?]] {
+        rows.map { row in
+            row.enumerated().map { index, text in index == 5 ? text.map { Double($0).map { "\($0)" } ?? $0 } : text }
+        }.sorted { ($0[0]!, Int($0[1]!)!) < ($1[0]!, Int($1[1]!)!) }
+    }
+
+    static func replicaState(_ reader: any DatabaseReader) async throws -> [[String?]] {
+        try await reader.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT 'player', CAST(id AS TEXT), name, CAST(score AS TEXT), CAST(flag AS TEXT), CAST(price AS TEXT),
+                       CASE WHEN photo IS NULL THEN NULL ELSE lower(hex(photo)) END, seen FROM player
+                UNION ALL SELECT 'team', CAST(id AS TEXT), CAST(size AS TEXT), NULL, NULL, NULL, NULL, NULL FROM team
+                """)
+            return normalized(rows.map { row in (0..<row.count).map { index -> String? in
+                let value: String? = try? row[index]
+                return value
+            } })
+        }
+    }
+
+    /// A replica of the database at `url`, replicating in a task.
+    final class Replica: Sendable {
+        let pool: DatabasePool
+        let folder: URL
+        let task: Task<Void, any Error>
+        let source: String
+        /// How the replicator ended, once it did.
+        let ending = Locked<Result<Void, any Error>?>(nil)
+
+        init(url: String, slot: String, tables: [String] = ["player", "team"], resync: Bool = false) throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            var configuration = Configuration()
+            configuration.observesExternalChanges = false
+            pool = try DatabasePool(path: folder.appendingPathComponent("replica.db").path, configuration: configuration)
+            source = "postgresql:\(slot)"
+            var replication = try PostgresReplicationConfiguration(url: url, slot: slot, tables: tables)
+            replication.resync = resync
+            let replicator = PostgresReplicator(
+                configuration: replication, applier: try ReplicaApplier(writer: pool, source: source),
+                logger: Logger(label: "replica"))
+            let ending = self.ending
+            task = Task {
+                do {
+                    try await replicator.run()
+                    ending.value = .success(())
+                } catch {
+                    ending.value = .failure(error)
+                    throw error
+                }
+            }
+        }
+
+        /// Waits until the replica holds every transaction PostgreSQL
+        /// committed so far (read-your-writes).
+        func catchUp(with connection: PostgresConnection) async throws {
+            let lsn = try await connection.texts("SELECT pg_current_wal_lsn()::text")[0][0]!
+            let position = try #require(ReplicationPosition(lsn: lsn))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await ReplicaApplier.waitUntilReplicated(position, source: self.source, in: self.pool) }
+                group.addTask {
+                    // The replicator stopped: say why, rather than wait.
+                    while true {
+                        try await Task.sleep(for: .milliseconds(20))
+                        switch self.ending.value {
+                        case .failure(let error)?: throw error
+                        case .success?: throw ReplicationError("the replicator stopped")
+                        case nil: continue
+                        }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+
+        deinit {
+            task.cancel()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// Runs `body` with a fresh database holding `schema`, and a
+    /// connection to it, closed whatever happens (postgres-nio traps on a
+    /// connection released open).
+    static func withDatabase(_ body: (String, PostgresConnection) async throws -> Void) async throws {
+        let (url, connection) = try await PostgresTestCluster.makeDatabase()
+        do {
+            try await connection.run("SET TimeZone = 'UTC'")
+            for sql in schema { try await connection.run(sql) }
+            try await body(url, connection)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
+    /// A deterministic random generator.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// One random transaction: inserts, updates of keys and of other
+    /// columns, deletes, over both tables, committed or rolled back. Score
+    /// moves between a player and a team in the same transaction, so that
+    /// `SUM(score) + SUM(size)` never changes: an observer that saw a
+    /// transaction half-applied would see another sum.
+    static func randomTransaction(_ random: inout SplitMix, ids: inout Set<Int>, nextID: inout Int) -> [String] {
+        var statements = ["BEGIN"]
+        for _ in 0..<Int.random(in: 1...4, using: &random) {
+            let team = Int.random(in: 1...10, using: &random)
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0, 1:
+                let id = nextID
+                nextID += 1
+                ids.insert(id)
+                let price = ["NULL", "12.50", "123456789012345678901234.5678", "-0.001"].randomElement(using: &random)!
+                let flag = ["NULL", "true", "false"].randomElement(using: &random)!
+                statements.append("""
+                    INSERT INTO player VALUES (\(id), 'p\(id) é', 0, \(flag), \(price), \
+                    '\\x\(String(format: "%04x", id))'::bytea, '2026-12-06 12:00:00+00'::timestamptz + \(id) * interval '1 s')
+                    """)
+            case 2 where !ids.isEmpty:
+                let id = ids.randomElement(using: &random)!
+                let delta = Int.random(in: -5...5, using: &random)
+                statements.append("UPDATE player SET score = score + \(delta), name = name || 'x' WHERE id = \(id)")
+                statements.append("UPDATE team SET size = size - \(delta) WHERE id = \(team)")
+            case 3 where !ids.isEmpty:
+                let id = ids.randomElement(using: &random)!
+                let newID = nextID
+                nextID += 1
+                ids.remove(id)
+                ids.insert(newID)
+                statements.append("UPDATE player SET id = \(newID) WHERE id = \(id)")
+            case 4 where !ids.isEmpty:
+                let id = ids.randomElement(using: &random)!
+                ids.remove(id)
+                statements.append("UPDATE team SET size = size + (SELECT score FROM player WHERE id = \(id)) WHERE id = \(team)")
+                statements.append("DELETE FROM player WHERE id = \(id)")
+            default:
+                statements.append("UPDATE team SET size = size WHERE id = \(team)")
+            }
+        }
+        statements.append("COMMIT")
+        return statements
+    }
+
+    /// 2 000 random transactions (a tenth rolled back) into two replicas,
+    /// one of them copied while writers run. Both end equal to PostgreSQL,
+    /// and an observer of the first never sees a transaction half-applied.
+    @Test func randomTransactionsReachTwoReplicasWhole() async throws {
+        try await Self.withDatabase { url, connection in
+            var random = SplitMix(state: 34)
+            var ids: Set<Int> = []
+            var nextID = 1
+            let first = try Replica(url: url, slot: "first")
+            try await first.catchUp(with: connection)
+            let sums = Recorder<Int>()
+            let cancellable = ValueObservation.tracking { db in
+                try Int.fetchOne(db, sql: "SELECT COALESCE((SELECT SUM(score) FROM player), 0) + (SELECT SUM(size) FROM team)")!
+            }.start(in: first.pool, scheduling: .observationQueue) { error in Issue.record(error) } onChange: { sums.append($0) }
+            defer { cancellable.cancel() }
+            var second: Replica?
+            for index in 0..<2_000 {
+                var statements = Self.randomTransaction(&random, ids: &ids, nextID: &nextID)
+                if index % 10 == 9 { statements[statements.count - 1] = "ROLLBACK" }
+                for statement in statements { try await connection.run(statement) }
+                if index % 10 == 9 {
+                    // What the rolled-back transaction did to `ids` is undone.
+                    ids = Set(try await connection.texts("SELECT id::text FROM player").compactMap { $0[0].flatMap(Int.init) })
+                }
+                if index == 300 { second = try Replica(url: url, slot: "second") }
+            }
+            let expected = Self.normalized(try await connection.texts(Self.postgresState))
+            #expect(expected.count > 20)
+            try await first.catchUp(with: connection)
+            try await second!.catchUp(with: connection)
+            for replica in [first, second!] {
+                let state = try await Self.replicaState(replica.pool)
+                #expect(state == expected, "first difference: \(Self.firstDifference(state, expected))")
+            }
+            try await sums.wait(timeout: .seconds(30)) { $0.last == 1_000 }
+            #expect(sums.values.allSatisfy { $0 == 1_000 }, "a transaction seen half-applied: \(Set(sums.values))")
+        }
+    }
+
+    /// TRUNCATE empties the replica's tables in one transaction.
+    @Test func truncateEmptiesTheTables() async throws {
+        try await Self.withDatabase { url, connection in
+            try await connection.run("INSERT INTO player (id, name, score) VALUES (1, 'a', 0), (2, 'b', 0)")
+            let replica = try Replica(url: url, slot: "truncating")
+            try await replica.catchUp(with: connection)
+            #expect(try await replica.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM player") } == 2)
+            try await connection.run("TRUNCATE player, team")
+            try await replica.catchUp(with: connection)
+            #expect(try await Self.replicaState(replica.pool) == [])
+        }
+    }
+
+    /// A table without primary key cannot be replicated exactly: the
+    /// replicator refuses it, and says why.
+    @Test func aTableWithoutPrimaryKeyStopsWithAClearError() async throws {
+        try await Self.withDatabase { url, connection in
+            try await connection.run("CREATE TABLE loose (a integer, b text)")
+            let replica = try Replica(url: url, slot: "loose", tables: ["loose"])
+            let error = await #expect(throws: ReplicationError.self) { try await replica.task.value }
+            #expect(error?.message.contains("loose has no primary key") == true, "\(String(describing: error))")
+        }
+    }
+
+    /// A column added in PostgreSQL stops the replica, unchanged, with a
+    /// message; run again with `resync`, it copies the tables again.
+    @Test func aColumnAddedStopsTheReplicaUntilAResync() async throws {
+        try await Self.withDatabase { url, connection in
+            let replica = try Replica(url: url, slot: "changing")
+            try await connection.run("INSERT INTO player (id, name, score) VALUES (1, 'a', 0)")
+            try await replica.catchUp(with: connection)
+            try await connection.run("ALTER TABLE player ADD COLUMN level integer")
+            try await connection.run("INSERT INTO player (id, name, score, level) VALUES (2, 'b', 0, 3)")
+            let error = await #expect(throws: ReplicationError.self) { try await replica.task.value }
+            #expect(error?.message.contains("added: level") == true, "\(String(describing: error))")
+            #expect(try await replica.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM player") } == 1)
+            let resynced = try Replica(url: url, slot: "changing", resync: true)
+            try await resynced.catchUp(with: connection)
+            #expect(try await resynced.pool.read { try Int.fetchOne($0, sql: "SELECT level FROM player WHERE id = 2") } == 3)
+        }
+    }
+
+    /// A dropped slot: the replica is copied again, through a new slot.
+    @Test func aDroppedSlotIsRecreatedAndTheTablesCopiedAgain() async throws {
+        try await Self.withDatabase { url, connection in
+            let replica = try Replica(url: url, slot: "dropped")
+            try await connection.run("INSERT INTO player (id, name, score) VALUES (1, 'a', 0)")
+            try await replica.catchUp(with: connection)
+            replica.task.cancel()
+            _ = try? await replica.task.value
+            try await connection.run("SELECT pg_drop_replication_slot('dropped')")
+            try await connection.run("INSERT INTO player (id, name, score) VALUES (2, 'b', 0)")
+            // The same replica file, started again.
+            let path = replica.folder.appendingPathComponent("replica.db").path
+            let pool = try DatabasePool(path: path)
+            let replicator = PostgresReplicator(
+                configuration: try PostgresReplicationConfiguration(url: url, slot: "dropped"),
+                applier: try ReplicaApplier(writer: pool, source: "postgresql:dropped"), logger: Logger(label: "again"))
+            let task = Task { try await replicator.run() }
+            defer { task.cancel() }
+            let lsn = try #require(ReplicationPosition(lsn: try await connection.texts("SELECT pg_current_wal_lsn()::text")[0][0]!))
+            try await ReplicaApplier.waitUntilReplicated(lsn, source: "postgresql:dropped", in: pool)
+            #expect(try await pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM player") } == 2)
+        }
+    }
+}
+#endif

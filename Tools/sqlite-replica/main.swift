@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import ReactiveSQLite
+import ReactiveSQLitePostgres
+import ReactiveSQLiteReplication
+#if PostgreSQL
+import Logging
+#endif
+
+/// `sqlite-replica`: keeps a SQLite replica of PostgreSQL tables, through
+/// logical decoding (see `PostgresReplicator`).
+@main
+struct SQLiteReplica: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sqlite-replica",
+        abstract: "Keeps a SQLite replica of PostgreSQL tables, one SQLite transaction per PostgreSQL transaction.",
+        discussion: """
+            Creates the publication (--create-publication) and the logical replication slot \
+            (--slot, plugin pgoutput) when they do not exist, copies the published tables \
+            (types mapped to SQLite's, primary keys kept), then applies every committed \
+            PostgreSQL transaction as one SQLite transaction, with its LSN in the same \
+            transaction (table _reactivesqlite_replication). Restarted with the same --slot, \
+            it resumes exactly where it stopped: nothing lost, nothing applied twice. \
+            PostgreSQL needs wal_level = logical. The replica is read-only for apps: writes \
+            go to PostgreSQL. Watch it with sqlite-watch.
+
+            STOPS WITH AN ERROR (status 1) on: a published table without primary key; a \
+            column added or dropped in PostgreSQL (run again with --resync); a replica that \
+            does not match a change. A dropped slot is recreated and the tables copied again.
+
+            EXIT STATUS:
+              0   SIGINT (Ctrl-C) or SIGTERM
+              1   PostgreSQL refused (wal_level, a table without primary key, a missing \
+            publication), the replica stopped (a schema change, a change it does not match), \
+            or the replica file cannot be written
+              64  invalid command line
+            """)
+
+    @Argument(help: "PostgreSQL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+    var url: String
+
+    @Argument(help: "The SQLite replica (created if missing, in WAL mode).")
+    var replica: String
+
+    @Option(help: "The logical replication slot: lowercase letters, digits, underscores.")
+    var slot: String
+
+    @Option(help: "The publication (default: the slot's name).")
+    var publication: String?
+
+    @Option(
+        name: .customLong("create-publication"),
+        help: "Creates the publication for these tables when it does not exist (TABLE[,TABLE...]).")
+    var createPublication: String?
+
+    @Flag(help: "Copies the tables again, even when the replica could resume.")
+    var resync = false
+
+    @Flag(help: "Prints nothing but errors.")
+    var quiet = false
+
+    func run() async throws {
+        #if PostgreSQL
+        let tables = createPublication.map { $0.split(separator: ",").map(String.init) } ?? []
+        let configuration: PostgresReplicationConfiguration
+        do {
+            configuration = try PostgresReplicationConfiguration(
+                url: url, slot: slot, publication: publication, tables: tables)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        var replicationConfiguration = configuration
+        replicationConfiguration.resync = resync
+        var logger = Logger(label: "sqlite-replica")
+        logger.logLevel = quiet ? .error : .info
+        do {
+            let pool = try DatabasePool(path: replica)
+            let applier = try ReplicaApplier(writer: pool, source: "postgresql:\(slot)")
+            let replicator = PostgresReplicator(
+                configuration: replicationConfiguration, applier: applier, logger: logger)
+            let task = Task { try await replicator.run { if !quiet { note("replicating into \(replica)") } } }
+            SignalWatcher.start { task.cancel() }
+            try await task.value
+        } catch {
+            note("error: \(PostgresReplicator.describe(error))")
+            throw ExitCode(1)
+        }
+        #else
+        note("error: sqlite-replica was built without the PostgreSQL trait: swift run --traits PostgreSQL sqlite-replica")
+        throw ExitCode(1)
+        #endif
+    }
+}
+
+/// Writes a line to standard error.
+func note(_ text: String) {
+    var line = text + "\n"
+    line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+}
+
+/// Calls `onSignal` once on SIGINT or SIGTERM: a thread blocked in
+/// `sigwait`, with both signals blocked in the process, so that they end
+/// the replication between two SQLite transactions.
+enum SignalWatcher {
+    static func start(_ onSignal: @escaping @Sendable () -> Void) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let box = Unmanaged.passRetained(Action(onSignal)).toOpaque()
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { context in
+            let action = Unmanaged<Action>.fromOpaque(context!).takeRetainedValue()
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, SIGINT)
+            sigaddset(&set, SIGTERM)
+            var signal: Int32 = 0
+            sigwait(&set, &signal)
+            action.body()
+            return nil
+        }, box)
+    }
+
+    /// The closure, handed to the thread.
+    final class Action: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+}
