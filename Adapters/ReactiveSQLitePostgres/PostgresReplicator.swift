@@ -87,6 +87,9 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   latter needs a replication connection.
 /// - **Reconnects** with a backoff from 100 ms to 5 s when the connection
 ///   fails (`pg_terminate_backend`, a restart of PostgreSQL).
+/// - Every access to the replica is asynchronous: no thread of Swift
+///   concurrency waits for the SQLite writer. (With synchronous writes, a
+///   reconnection was once seen to hang; not reproduced since.)
 ///
 /// What stops it, with a `ReplicationError` that says why:
 /// - a table without primary key (its rows cannot be identified);
@@ -204,7 +207,7 @@ public final class PostgresReplicator: Sendable {
         }
         let slots = try await strings(
             connection, "SELECT plugin FROM pg_replication_slots WHERE slot_name = $1", [configuration.slot])
-        let position = try applier.position()
+        let position = try await applier.position()
         if slots.isEmpty {
             if position != nil {
                 logger.warning("the slot \(configuration.slot) is gone (dropped?): the tables are copied again")
@@ -285,11 +288,8 @@ public final class PostgresReplicator: Sendable {
             }
             try await connection.query("COMMIT", logger: logger)
             let position = slotPosition.flatMap { ReplicationPosition(lsn: $0) } ?? ReplicationPosition(0)
-            var index = 0
-            try applier.replaceTables(tables.map(\.replica), position: position, sourceState: snapshot) { _, insert in
-                for row in rowsByTable[index] { try insert(row) }
-                index += 1
-            }
+            try await applier.replaceTables(
+                tables.map(\.replica), rows: rowsByTable, position: position, sourceState: snapshot)
             logger.info("copied \(tables.count) tables (\(rowsByTable.map(\.count).reduce(0, +)) rows) at \(position)")
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -300,8 +300,8 @@ public final class PostgresReplicator: Sendable {
     // MARK: - Stream
 
     private func follow(_ connection: PostgresConnection) async throws {
-        var decoder = TransactionDecoder(tables: try applier.tables())
-        var snapshot = try applier.sourceState().flatMap(Snapshot.init)
+        var decoder = TransactionDecoder(tables: try await applier.tables())
+        var snapshot = try await applier.sourceState().flatMap(Snapshot.init)
         while !Task.isCancelled {
             guard let upto = try await strings(connection, "SELECT pg_current_wal_lsn()::text").first?.first ?? nil,
                 let uptoPosition = ReplicationPosition(lsn: upto)
@@ -328,9 +328,9 @@ public final class PostgresReplicator: Sendable {
                 lastCommit = transaction.position
                 if let current = snapshot, current.isVisible(xid) {
                     // Already in the copy: its position only.
-                    try applier.apply(ReplicatedTransaction(position: transaction.position, changes: []))
+                    try await applier.apply(ReplicatedTransaction(position: transaction.position, changes: []))
                 } else {
-                    try applier.apply(transaction, sourceState: snapshot == nil ? .none : .some(nil))
+                    try await applier.apply(transaction, sourceState: snapshot == nil ? .none : .some(nil))
                     snapshot = nil
                 }
             }
@@ -338,7 +338,7 @@ public final class PostgresReplicator: Sendable {
             // `upto` is in the replica.
             let reached = count < limit ? uptoPosition : lastCommit
             if let reached {
-                try applier.advance(to: reached)
+                try await applier.advance(to: reached)
                 var advance = PostgresBindings()
                 advance.append(configuration.slot)
                 advance.append(reached.description)

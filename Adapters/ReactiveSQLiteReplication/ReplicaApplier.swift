@@ -50,11 +50,25 @@ public final class ReplicaApplier: Sendable {
         try writer.read { db in try Self.storedPosition(db, source: source) }
     }
 
+    /// The position of the last transaction applied, as `position()`
+    /// gives it, without blocking the calling thread.
+    public func position() async throws -> ReplicationPosition? {
+        let source = self.source
+        return try await writer.read { db in try Self.storedPosition(db, source: source) }
+    }
+
     /// What the source stored with its position (a PostgreSQL snapshot
     /// during the initial copy's catch-up), nil when nothing.
     public func sourceState() throws -> String? {
         let source = self.source
         return try writer.read { db in try Self.storedState(db, source: source) }
+    }
+
+    /// The source's state, as `sourceState()` gives it, without blocking
+    /// the calling thread.
+    public func sourceState() async throws -> String? {
+        let source = self.source
+        return try await writer.read { db in try Self.storedState(db, source: source) }
     }
 
     static func storedState(_ db: Database, source: String) throws -> String? {
@@ -72,8 +86,8 @@ public final class ReplicaApplier: Sendable {
 
     /// The replica's tables, as the last copy made them (the table of
     /// positions aside).
-    public func tables() throws -> [ReplicaTable] {
-        try writer.read { db in
+    public func tables() async throws -> [ReplicaTable] {
+        try await writer.read { db in
             let names = try String.fetchAll(db, sql: """
                 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
                 AND name <> '\(Self.stateTable)' ORDER BY name
@@ -106,22 +120,46 @@ public final class ReplicaApplier: Sendable {
     ) throws {
         try writer.write { db in
             for table in tables {
-                try db.execute(sql: "DROP TABLE IF EXISTS \(quoted(table.name))")
-                try db.execute(sql: table.definition)
-                let insert = try db.makeStatement(sql: """
-                    INSERT INTO \(quoted(table.name)) (\(table.columns.map { quoted($0.name) }.joined(separator: ", "))) \
-                    VALUES (\(Array(repeating: "?", count: table.columns.count).joined(separator: ", ")))
-                    """)
-                try rows(table) { values in
-                    guard values.count == table.columns.count else {
-                        throw ReplicationError(
-                            "\(table.name): a copied row has \(values.count) values for \(table.columns.count) columns")
-                    }
-                    try insert.execute(arguments: StatementArguments(values))
-                }
+                let insert = try Self.recreate(table, in: db)
+                try rows(table) { values in try Self.insert(values, into: table, with: insert) }
             }
             try Self.store(position, sourceState: sourceState, source: source, in: db)
         }
+    }
+
+    /// Replaces the replica's tables with `tables` and `rows` (per table,
+    /// in order; values in the order of its columns), as
+    /// `replaceTables(_:position:sourceState:rows:)` does, without blocking
+    /// the calling thread.
+    public func replaceTables(
+        _ tables: [ReplicaTable], rows: [[[DatabaseValue]]], position: ReplicationPosition, sourceState: String?
+    ) async throws {
+        precondition(tables.count == rows.count, "one list of rows per table")
+        let source = self.source
+        try await writer.write { db in
+            for (table, rows) in zip(tables, rows) {
+                let insert = try Self.recreate(table, in: db)
+                for values in rows { try Self.insert(values, into: table, with: insert) }
+            }
+            try Self.store(position, sourceState: sourceState, source: source, in: db)
+        }
+    }
+
+    /// Drops and creates `table`; returns its insertion statement.
+    private static func recreate(_ table: ReplicaTable, in db: Database) throws -> Statement {
+        try db.execute(sql: "DROP TABLE IF EXISTS \(quoted(table.name))")
+        try db.execute(sql: table.definition)
+        return try db.makeStatement(sql: """
+            INSERT INTO \(quoted(table.name)) (\(table.columns.map { quoted($0.name) }.joined(separator: ", "))) \
+            VALUES (\(Array(repeating: "?", count: table.columns.count).joined(separator: ", ")))
+            """)
+    }
+
+    private static func insert(_ values: [DatabaseValue], into table: ReplicaTable, with insert: Statement) throws {
+        guard values.count == table.columns.count else {
+            throw ReplicationError("\(table.name): a copied row has \(values.count) values for \(table.columns.count) columns")
+        }
+        try insert.execute(arguments: StatementArguments(values))
     }
 
     // MARK: - Transactions
@@ -138,18 +176,17 @@ public final class ReplicaApplier: Sendable {
     @discardableResult
     public func apply(_ transaction: ReplicatedTransaction, sourceState: String?? = .none) throws -> Bool {
         let source = self.source
-        return try writer.write { db in
-            let stored = try Self.storedPosition(db, source: source)
-            if let stored, transaction.position <= stored { return false }
-            for change in transaction.changes { try Self.apply(change, in: db) }
-            let state: String?
-            if let sourceState {
-                state = sourceState
-            } else {
-                state = try Self.storedState(db, source: source)
-            }
-            try Self.store(transaction.position, sourceState: state, source: source, in: db)
-            return true
+        return try writer.write { db in try Self.apply(transaction, sourceState: sourceState, source: source, in: db) }
+    }
+
+    /// Applies a source transaction, as `apply(_:sourceState:)` does,
+    /// without blocking the calling thread: for a replicator that runs in
+    /// Swift concurrency, whose threads must not wait for the writer.
+    @discardableResult
+    public func apply(_ transaction: ReplicatedTransaction, sourceState: String?? = .none) async throws -> Bool {
+        let source = self.source
+        return try await writer.write { db in
+            try Self.apply(transaction, sourceState: sourceState, source: source, in: db)
         }
     }
 
@@ -158,6 +195,28 @@ public final class ReplicaApplier: Sendable {
     /// stored one. Waiters of `waitUntilReplicated` up to it resume.
     public func advance(to position: ReplicationPosition) throws {
         try apply(ReplicatedTransaction(position: position, changes: []))
+    }
+
+    /// Stores a later position with no change, as `advance(to:)` does,
+    /// without blocking the calling thread.
+    public func advance(to position: ReplicationPosition) async throws {
+        try await apply(ReplicatedTransaction(position: position, changes: []))
+    }
+
+    private static func apply(
+        _ transaction: ReplicatedTransaction, sourceState: String??, source: String, in db: Database
+    ) throws -> Bool {
+        let stored = try storedPosition(db, source: source)
+        if let stored, transaction.position <= stored { return false }
+        for change in transaction.changes { try apply(change, in: db) }
+        let state: String?
+        if let sourceState {
+            state = sourceState
+        } else {
+            state = try storedState(db, source: source)
+        }
+        try store(transaction.position, sourceState: state, source: source, in: db)
+        return true
     }
 
     private static func store(

@@ -103,7 +103,7 @@ import Testing
         } onChange: { recorder.append($0) }
         defer { cancellable.cancel() }
         for step in 1...50 {
-            try applier.apply(ReplicatedTransaction(position: ReplicationPosition(10 + UInt64(step)), changes: [
+            try await applier.apply(ReplicatedTransaction(position: ReplicationPosition(10 + UInt64(step)), changes: [
                 .update(table: "player", key: ["id": Self.value(1)], row: ["score": Self.value(10 - step)]),
                 .update(table: "team", key: ["id": Self.value(1)], row: ["size": Self.value(1 + step)]),
             ]))
@@ -120,10 +120,10 @@ import Testing
         let writer = test.writer
         let waiter = Task {
             try await ReplicaApplier.waitUntilReplicated(ReplicationPosition(40), source: "test", in: writer)
-            return try applier.position()
+            return try await applier.position()
         }
-        try applier.advance(to: ReplicationPosition(30))
-        try applier.advance(to: ReplicationPosition(40))
+        try await applier.advance(to: ReplicationPosition(30))
+        try await applier.advance(to: ReplicationPosition(40))
         #expect(try await waiter.value == ReplicationPosition(40))
         // Already there: at once.
         try await ReplicaApplier.waitUntilReplicated(ReplicationPosition(35), source: "test", in: writer)
