@@ -137,24 +137,12 @@ struct PostgresReplicationTests {
         try await connection.close()
     }
 
-    /// A deterministic random generator.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// One random transaction: inserts, updates of keys and of other
     /// columns, deletes, over both tables, committed or rolled back. Score
     /// moves between a player and a team in the same transaction, so that
     /// `SUM(score) + SUM(size)` never changes: an observer that saw a
     /// transaction half-applied would see another sum.
-    static func randomTransaction(_ random: inout SplitMix, ids: inout Set<Int>, nextID: inout Int) -> [String] {
+    static func randomTransaction(_ random: inout SplitMix64, ids: inout Set<Int>, nextID: inout Int) -> [String] {
         var statements = ["BEGIN"]
         for _ in 0..<Int.random(in: 1...4, using: &random) {
             let team = Int.random(in: 1...10, using: &random)
@@ -199,7 +187,7 @@ struct PostgresReplicationTests {
     /// and an observer of the first never sees a transaction half-applied.
     @Test func randomTransactionsReachTwoReplicasWhole() async throws {
         try await Self.withDatabase { url, connection in
-            var random = SplitMix(state: 34)
+            var random = SplitMix64(seed: 34)
             var ids: Set<Int> = []
             var nextID = 1
             let first = try Replica(url: url, slot: "first")
