@@ -4,12 +4,16 @@ import Testing
 import TestSupport
 
 /// The served page at 100 000 rows, in headless Chromium: the table draws
-/// only the rows in view, so the first rows show in under 2 s and a
-/// one-row change is applied in under 16 ms (a frame). The page measures
-/// itself (`window.livePageMetrics`: script and the layout it causes).
+/// only the rows in view, and a one-row change puts at most a few rows in
+/// the document, whatever the number of rows. Those counts decide the test;
+/// the times the page measures itself (`window.livePageMetrics`: script and
+/// the layout it causes) are printed, not asserted: on CI's two shared
+/// cores a layout takes 2 to 18 ms for the same change, so a time bound
+/// failed without a fault (the figures are in the README).
 ///
-/// Alone in the process (`.isolated`): its figures are times, and every
-/// other test of a run would share the machine's two cores with Chromium.
+/// Alone in the process (`.isolated`): its printed figures are times, and
+/// every other test of a run would share the machine's two cores with
+/// Chromium.
 @Suite(.isolated, .enabled(if: HeadlessChromium.isAvailable, "Chromium is not installed (CI installs it)"))
 struct PageAtScaleTests {
     static let rowCount = 100_000
@@ -25,7 +29,7 @@ struct PageAtScaleTests {
             """)
     }
 
-    @Test func aHundredThousandRowsShowFastAndChangesApplyInAFrame() async throws {
+    @Test func aHundredThousandRowsDrawOnlyTheRowsInViewAndAChangePlacesAFew() async throws {
         let database = try await Self.database()
         let served = try await ServedWatch(database, sql: Self.sql, ["--ordered", "--max-rows", "200000"])
         try await HeadlessChromium.withNewPage { page in
@@ -34,9 +38,23 @@ struct PageAtScaleTests {
             let sinceNavigation = try #require(firstRows["sinceNavigation"] as? Double)
             let handling = try #require(firstRows["handling"] as? Double)
             print("PageAtScaleTests: first rows \(Int(sinceNavigation)) ms after navigation (\(Int(handling)) ms in the page)")
-            #expect(sinceNavigation < 2_000, "first paint at \(Self.rowCount) rows")
             let drawn = try await page.evaluate("String(document.querySelectorAll('#panel-0 tbody tr.row').length)")
             #expect((Int(drawn) ?? .max) < 200, "only the rows in view are in the document: \(drawn)")
+            // Counts the rows each change puts in the table (a new row, or
+            // one moved in the document), and the rows it takes out.
+            _ = try await page.evaluate("""
+                (() => {
+                  const counts = window.rowsPlaced = { added: 0, removed: 0 };
+                  const isRow = node => node.nodeName === "TR" && node.classList.contains("row");
+                  new MutationObserver(records => {
+                    for (const record of records) {
+                      for (const node of record.addedNodes) if (isRow(node)) counts.added++;
+                      for (const node of record.removedNodes) if (isRow(node)) counts.removed++;
+                    }
+                  }).observe(document.querySelector("#panel-0 tbody"), { childList: true });
+                  return "";
+                })()
+                """)
 
             // Twenty one-row changes by another process, each applied
             // before the next: updates in view and far below it, a move
@@ -60,12 +78,18 @@ struct PageAtScaleTests {
             let median = changes[changes.count / 2]
             print("PageAtScaleTests: one-row changes at \(Self.rowCount) rows: median \(String(format: "%.1f", median)) ms, "
                 + "max \(String(format: "%.1f", changes.last ?? 0)) ms (in order: \(inOrder.map { String(format: "%.1f", $0) }))")
-            // Every change within a frame, but one: a pause of the
-            // garbage collector may land in any of them (then within two).
-            #expect(median < 16 && changes[changes.count - 2] < 16 && changes[changes.count - 1] < 32,
-                "one-row changes at \(Self.rowCount) rows: \(inOrder)")
             let final = try await database.currentRows(Self.sql, ordered: true, keys: ["id"])
             try await BrowserTests.waitUntilPageShows(final, page: page)
+            // A one-row change places its own row and, at the edge of the
+            // drawn rows, the one that enters or leaves them (a deleted row
+            // leaves after its fade): at most 3 each. Redrawing the rows in
+            // view would place \(drawn) rows a change.
+            let placed = try await Self.waitFor("window.rowsPlaced", on: page)
+            let added = try #require(placed["added"] as? Int)
+            let removed = try #require(placed["removed"] as? Int)
+            print("PageAtScaleTests: 20 changes placed \(added) rows and took out \(removed) (\(drawn) rows drawn)")
+            #expect(added <= 3 * 20 && removed <= 3 * 20, "rows placed by 20 one-row changes: \(placed)")
+            #expect(inOrder.count == 20 && added > 0, "every change was applied and measured: \(inOrder)")
         }
         try await served.stop()
     }

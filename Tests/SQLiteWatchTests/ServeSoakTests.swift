@@ -173,14 +173,24 @@ struct ServeSoakTests {
         let lag = lastNeeded - stopped
         if let megabytes = residentMegabytes(pid) { peak = max(peak, megabytes) }
         let events = readers.map { $0.state.value.eventCount }
+        // The run's mean time between two events of a reader.
+        let cycle = Duration.seconds(seconds) / max(1, events.min() ?? 1)
         print("""
             ServeSoakTests: \(seconds) s, \(statementCount.value) commits; server resident \(baseline) MB with every client \
             connected, at most \(peak) MB (bound \(Self.residentBound) MB); \(events.min() ?? 0) to \(events.max() ?? 0) \
             events per reader, \(memo.stateCount) distinct states; \
-            every client held the last state \(lag) after the writer stopped (the event streams \(streamsLag))
+            every client held the last state \(lag) after the writer stopped (the event streams \(streamsLag)), \
+            \(String(format: "%.1f", lag / cycle)) broadcast cycles
             """)
         #expect(peak < Self.residentBound, "resident memory grew from \(baseline) MB to \(peak) MB")
-        #expect(lag < .seconds(1), "the clients held the last state \(lag) after the writer stopped")
+        // No backlog: when the writer stops, the server is in the middle
+        // of a broadcast (at most one cycle left), then sends the final
+        // state (one more), which 150 readers in this process then parse.
+        // A cycle is 0.17 to 0.45 s here in a debug build on two shared
+        // cores, so a bound in seconds (1 s) failed at 2.2 cycles without
+        // a fault; seven runs gave 1.4 to 2.4 cycles. A server that queued
+        // commits would be seconds behind, far above four cycles.
+        #expect(lag < cycle * 4, "the clients held the last state \(lag) after the writer stopped; one cycle \(cycle)")
         // The server still serves a new client its first rows.
         let late = try SSEClient(port: port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: false))
         defer { late.disconnect() }
