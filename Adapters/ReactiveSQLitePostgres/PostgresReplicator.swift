@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import Synchronization
 import ReactiveSQLite
 import ReactiveSQLiteReplication
 
@@ -85,11 +86,12 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   latency of a commit is the interval, plus one decoding, plus the
 ///   SQLite commit. Polling rather than the streaming protocol, because the
 ///   latter needs a replication connection.
-/// - **Reconnects** with a backoff from 100 ms to 5 s when the connection
-///   fails (`pg_terminate_backend`, a restart of PostgreSQL).
+/// - **Reconnects** when the connection fails (`pg_terminate_backend`, a
+///   restart of PostgreSQL): after 100 ms, then, while attempts fail in a
+///   row, after twice as long each time, up to 5 s. A query never waits on
+///   a closed connection (see `query(_:_:)`).
 /// - Every access to the replica is asynchronous: no thread of Swift
-///   concurrency waits for the SQLite writer. (With synchronous writes, a
-///   reconnection was once seen to hang; not reproduced since.)
+///   concurrency waits for the SQLite writer.
 ///
 /// What stops it, with a `ReplicationError` that says why:
 /// - a table without primary key (its rows cannot be identified);
@@ -119,7 +121,7 @@ public final class PostgresReplicator: Sendable {
         var isReady = false
         var resync = configuration.resync
         while !Task.isCancelled {
-            let started = ContinuousClock.now
+            var isFollowing = false
             do {
                 let connection = try await connect()
                 defer { Task { try? await connection.close() } }
@@ -129,6 +131,7 @@ public final class PostgresReplicator: Sendable {
                     isReady = true
                     onReady()
                 }
+                isFollowing = true
                 try await follow(connection)
             } catch let error as ReplicationError {
                 throw error
@@ -139,8 +142,10 @@ public final class PostgresReplicator: Sendable {
             } catch is CancellationError {
                 return
             } catch {
-                // A connection that lasted starts the backoff again.
-                if ContinuousClock.now - started > .seconds(5) { backoff = .milliseconds(100) }
+                // A connection that got as far as following the stream
+                // starts the backoff again: it is the failed attempts in a
+                // row that wait longer and longer.
+                if isFollowing { backoff = .milliseconds(100) }
                 if Task.isCancelled { return }
                 logger.warning("PostgreSQL: \(Self.describe(error)); connecting again in \(backoff)")
                 try? await Task.sleep(for: backoff)
@@ -168,9 +173,40 @@ public final class PostgresReplicator: Sendable {
             configuration: configuration, id: 1, logger: logger)
         // Text representations that the copy and the stream share.
         for setting in ["TimeZone = 'UTC'", "DateStyle = 'ISO, YMD'", "bytea_output = 'hex'", "extra_float_digits = 3"] {
-            try await connection.query(PostgresQuery(unsafeSQL: "SET \(setting)"), logger: logger)
+            try await query(connection, PostgresQuery(unsafeSQL: "SET \(setting)"))
         }
         return connection
+    }
+
+    /// Runs `query` on `connection`, or throws once the connection closed.
+    ///
+    /// postgres-nio hands a query to its channel without a write promise:
+    /// a query written after the channel closed and took its handlers down
+    /// is dropped, and its caller would wait forever (seen after
+    /// `pg_terminate_backend` struck between two polls). So the query runs
+    /// in a task of its own, raced against the connection's close: when
+    /// the close comes first, the caller gets `ConnectionClosed`, and a
+    /// dropped query's task is left suspended (it holds its query only).
+    @discardableResult
+    private func query(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> PostgresRowSequence {
+        let outcome = FirstOutcome<PostgresRowSequence>()
+        let logger = self.logger
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.wait(continuation)
+                let task = Task {
+                    do {
+                        outcome.finish(.success(try await connection.query(query, logger: logger)))
+                    } catch {
+                        outcome.finish(.failure(error))
+                    }
+                }
+                outcome.whenCancelled { task.cancel() }
+                connection.closeFuture.whenComplete { _ in outcome.finish(.failure(ConnectionClosed())) }
+            }
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
+        }
     }
 
     private func strings(_ connection: PostgresConnection, _ sql: String, _ binds: [String?] = []) async throws
@@ -178,7 +214,7 @@ public final class PostgresReplicator: Sendable {
     {
         var bindings = PostgresBindings()
         for bind in binds { bindings.append(bind) }
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        let rows = try await query(connection, PostgresQuery(unsafeSQL: sql, binds: bindings))
         var result: [[String?]] = []
         for try await row in rows {
             result.append(try row.map { cell in try cell.decode(String?.self) })
@@ -200,9 +236,8 @@ public final class PostgresReplicator: Sendable {
                 throw ReplicationError("the publication \(publication) does not exist: give the tables to publish")
             }
             let tables = configuration.tables.map(Self.quotedName).joined(separator: ", ")
-            try await connection.query(
-                PostgresQuery(unsafeSQL: "CREATE PUBLICATION \(Self.quoteIdentifier(publication)) FOR TABLE \(tables)"),
-                logger: logger)
+            try await query(
+                connection, PostgresQuery(unsafeSQL: "CREATE PUBLICATION \(Self.quoteIdentifier(publication)) FOR TABLE \(tables)"))
             logger.info("created the publication \(publication) for \(configuration.tables.joined(separator: ", "))")
         }
         let slots = try await strings(
@@ -212,11 +247,10 @@ public final class PostgresReplicator: Sendable {
             if position != nil {
                 logger.warning("the slot \(configuration.slot) is gone (dropped?): the tables are copied again")
             }
-            try await connection.query(
-                PostgresQuery(
+            try await query(
+                connection, PostgresQuery(
                     unsafeSQL: "SELECT pg_create_logical_replication_slot($1, 'pgoutput')",
-                    binds: { var b = PostgresBindings(); b.append(configuration.slot); return b }()),
-                logger: logger)
+                    binds: { var b = PostgresBindings(); b.append(configuration.slot); return b }()))
             try await copy(connection)
         } else if slots[0].first != "pgoutput" {
             throw ReplicationError("the slot \(configuration.slot) decodes with \(slots[0].first.flatMap { $0 } ?? "?"), not pgoutput")
@@ -238,8 +272,16 @@ public final class PostgresReplicator: Sendable {
             SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2
             """, [configuration.publication])
         var tables: [PublishedTable] = []
+        // SQLite compares table names without case (ASCII).
+        var qualifiedNames: [String: String] = [:]
         for row in rows {
             guard let schema = row[0], let name = row[1] else { continue }
+            if let other = qualifiedNames.updateValue("\(schema).\(name)", forKey: name.lowercased()) {
+                throw ReplicationError("""
+                    \(other) and \(schema).\(name) are both published: a replica names its tables without \
+                    their schema, so they would be one table. Publish one of them.
+                    """)
+            }
             let qualified = Self.quoteIdentifier(schema) + "." + Self.quoteIdentifier(name)
             let columnRows = try await strings(connection, """
                 SELECT a.attname, a.atttypid::text,
@@ -268,7 +310,7 @@ public final class PostgresReplicator: Sendable {
     /// Copies every published table in one snapshot, taken after the slot
     /// exists, and stores the snapshot for the catch-up.
     private func copy(_ connection: PostgresConnection) async throws {
-        try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+        try await query(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             let tables = try await publishedTables(connection)
             let snapshot = try await strings(connection, "SELECT pg_current_snapshot()::text").first?.first ?? nil
@@ -286,13 +328,13 @@ public final class PostgresReplicator: Sendable {
                     zip(row, table.columns).map { text, column in text.map(column.type.value(fromText:)) ?? .null }
                 })
             }
-            try await connection.query("COMMIT", logger: logger)
+            try await query(connection, "COMMIT")
             let position = slotPosition.flatMap { ReplicationPosition(lsn: $0) } ?? ReplicationPosition(0)
             try await applier.replaceTables(
                 tables.map(\.replica), rows: rowsByTable, position: position, sourceState: snapshot)
             logger.info("copied \(tables.count) tables (\(rowsByTable.map(\.count).reduce(0, +)) rows) at \(position)")
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? await query(connection, "ROLLBACK")
             throw error
         }
     }
@@ -311,13 +353,12 @@ public final class PostgresReplicator: Sendable {
             bindings.append(configuration.slot)
             bindings.append(upto)
             bindings.append(configuration.publication)
-            let rows = try await connection.query(
-                PostgresQuery(
+            let rows = try await query(
+                connection, PostgresQuery(
                     unsafeSQL: """
                         SELECT data FROM pg_logical_slot_peek_binary_changes(
                             $1, $2::pg_lsn, \(limit), 'proto_version', '1', 'publication_names', $3)
-                        """, binds: bindings),
-                logger: logger)
+                        """, binds: bindings))
             var count = 0
             var lastCommit: ReplicationPosition?
             for try await row in rows {
@@ -342,9 +383,8 @@ public final class PostgresReplicator: Sendable {
                 var advance = PostgresBindings()
                 advance.append(configuration.slot)
                 advance.append(reached.description)
-                try await connection.query(
-                    PostgresQuery(unsafeSQL: "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", binds: advance),
-                    logger: logger)
+                try await query(
+                    connection, PostgresQuery(unsafeSQL: "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", binds: advance))
             }
             if count == 0 { try await Task.sleep(for: configuration.pollInterval) }
         }
@@ -501,4 +541,77 @@ struct TransactionDecoder {
         return key
     }
 }
+
+/// The connection to PostgreSQL closed while a query waited.
+struct ConnectionClosed: Error, CustomStringConvertible {
+    var description: String { "the connection to PostgreSQL closed" }
+}
+
+/// The first of several outcomes, handed to one waiting continuation.
+///
+/// The continuation may come after the outcome (a connection closed
+/// already, a task cancelled before it waited): the outcome is kept until
+/// then. Later outcomes are ignored.
+final class FirstOutcome<Value: Sendable>: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<Value, any Error>)
+        case decided(Result<Value, any Error>)
+        case resumed
+    }
+
+    private let state = Mutex<State>(.empty)
+    private let cancellation = Mutex<(isCancelled: Bool, handler: (@Sendable () -> Void)?)>((false, nil))
+
+    /// Sets the continuation; resumes it at once when the outcome is known.
+    func wait(_ continuation: CheckedContinuation<Value, any Error>) {
+        let decided: Result<Value, any Error>? = state.withLock { state in
+            if case .decided(let result) = state {
+                state = .resumed
+                return result
+            }
+            state = .waiting(continuation)
+            return nil
+        }
+        if let decided { continuation.resume(with: decided) }
+    }
+
+    /// Decides the outcome, if no other did.
+    func finish(_ result: Result<Value, any Error>) {
+        let continuation: CheckedContinuation<Value, any Error>? = state.withLock { state in
+            switch state {
+            case .empty:
+                state = .decided(result)
+                return nil
+            case .waiting(let continuation):
+                state = .resumed
+                return continuation
+            case .decided, .resumed:
+                return nil
+            }
+        }
+        continuation?.resume(with: result)
+        if case .failure(let error) = result, error is CancellationError { cancel() }
+    }
+
+    /// Runs `handler` when the wait is cancelled (at once if it was).
+    func whenCancelled(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = cancellation.withLock { cancellation in
+            if cancellation.isCancelled { return true }
+            cancellation.handler = handler
+            return false
+        }
+        if runNow { handler() }
+    }
+
+    private func cancel() {
+        let handler = cancellation.withLock { cancellation in
+            cancellation.isCancelled = true
+            defer { cancellation.handler = nil }
+            return cancellation.handler
+        }
+        handler?()
+    }
+}
+
 #endif

@@ -68,7 +68,10 @@ struct PostgresReplicationTests {
         /// How the replicator ended, once it did.
         let ending = Locked<Result<Void, any Error>?>(nil)
 
-        init(url: String, slot: String, tables: [String] = ["player", "team"], resync: Bool = false) throws {
+        init(
+            url: String, slot: String, tables: [String] = ["player", "team"], publication: String? = nil,
+            resync: Bool = false
+        ) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             var configuration = Configuration()
@@ -77,6 +80,7 @@ struct PostgresReplicationTests {
             source = "postgresql:\(slot)"
             var replication = try PostgresReplicationConfiguration(url: url, slot: slot, tables: tables)
             replication.resync = resync
+            if let publication { replication.publication = publication }
             let replicator = PostgresReplicator(
                 configuration: replication, applier: try ReplicaApplier(writer: pool, source: source),
                 logger: Logger(label: "replica"))
@@ -100,8 +104,13 @@ struct PostgresReplicationTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await ReplicaApplier.waitUntilReplicated(position, source: self.source, in: self.pool) }
                 group.addTask {
-                    // The replicator stopped: say why, rather than wait.
+                    // The replicator stopped: say why, rather than wait;
+                    // a replicator stuck for a minute fails the test.
+                    let deadline = ContinuousClock.now + .seconds(60)
                     while true {
+                        if ContinuousClock.now > deadline {
+                            throw ReplicationError("the replica did not reach \(position) in 60 s")
+                        }
                         try await Task.sleep(for: .milliseconds(20))
                         switch self.ending.value {
                         case .failure(let error)?: throw error
@@ -245,6 +254,19 @@ struct PostgresReplicationTests {
         }
     }
 
+    /// Two published tables of one name in two schemas would be one
+    /// table in the replica: the replicator refuses them, and says why.
+    @Test func twoTablesOfOneNameInTwoSchemasStopWithAClearError() async throws {
+        try await Self.withDatabase { url, connection in
+            try await connection.run("CREATE SCHEMA other")
+            try await connection.run("CREATE TABLE other.\"Team\" (id integer PRIMARY KEY)")
+            try await connection.run("CREATE PUBLICATION twins FOR TABLE team, other.\"Team\"")
+            let replica = try Replica(url: url, slot: "twins", tables: [], publication: "twins")
+            let error = await #expect(throws: ReplicationError.self) { try await replica.task.value }
+            #expect(error?.message.contains("other.Team and public.team are both published") == true, "\(String(describing: error))")
+        }
+    }
+
     /// A column added in PostgreSQL stops the replica, unchanged, with a
     /// message; run again with `resync`, it copies the tables again.
     @Test func aColumnAddedStopsTheReplicaUntilAResync() async throws {
@@ -260,6 +282,33 @@ struct PostgresReplicationTests {
             let resynced = try Replica(url: url, slot: "changing", resync: true)
             try await resynced.catchUp(with: connection)
             #expect(try await resynced.pool.read { try Int.fetchOne($0, sql: "SELECT level FROM player WHERE id = 2") } == 3)
+        }
+    }
+
+    /// `pg_terminate_backend` of the replicator's connection, at random
+    /// moments of its polling, ten times: it connects again each time and
+    /// applies every transaction exactly once (a duplicate insert would
+    /// stop it; a lost one would leave the replica behind).
+    @Test func theReplicatorConnectsAgainAfterItsConnectionIsTerminated() async throws {
+        try await Self.withDatabase { url, connection in
+            let replica = try Replica(url: url, slot: "terminated")
+            try await replica.catchUp(with: connection)
+            var random = SplitMix64(seed: 35)
+            for round in 0..<10 {
+                let terminated = try await connection.texts("""
+                    SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                    """)
+                #expect(terminated.count == 1, "round \(round): the replicator's connection, and no other")
+                // Another moment of the replicator's loop for each round.
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...8_000, using: &random)))
+                try await connection.run("INSERT INTO player (id, name, score) VALUES (\(round), 'p', \(round))")
+                try await connection.run("UPDATE team SET size = size + 1 WHERE id = 1")
+                try await replica.catchUp(with: connection)
+            }
+            let expected = Self.normalized(try await connection.texts(Self.postgresState))
+            let state = try await Self.replicaState(replica.pool)
+            #expect(state == expected, "first difference: \(Self.firstDifference(state, expected))")
         }
     }
 
