@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The programs the tests run: the built `sqlite-watch`, and the `sqlite3`
 /// shell that changes databases from another process.
@@ -11,20 +12,9 @@ enum Executables {
     /// that name, run by a host program. The `SQLITE_WATCH_EXECUTABLE`
     /// environment variable overrides the search.
     static func sqliteWatch() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["SQLITE_WATCH_EXECUTABLE"] {
-            return URL(fileURLWithPath: path)
-        }
-        var directories: [URL] = []
-        if let executable = Bundle.main.executableURL { directories.append(executable.deletingLastPathComponent()) }
-        directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        directories.append(Bundle(for: BundleMarker.self).bundleURL.deletingLastPathComponent())
-        directories.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        for directory in directories {
-            let candidate = directory.appendingPathComponent("sqlite-watch")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
+        if let url = BuiltExecutable.url(named: "sqlite-watch", override: "SQLITE_WATCH_EXECUTABLE") { return url }
         throw ChildProcessFailure(
-            description: "sqlite-watch not found next to the tests in \(directories.map(\.path)): "
+            description: "sqlite-watch not found next to the tests in \(BuiltExecutable.directories.map(\.path)): "
                 + "build it (swift build), or set SQLITE_WATCH_EXECUTABLE")
     }
 
@@ -39,6 +29,3 @@ enum Executables {
         throw ChildProcessFailure(description: "the sqlite3 shell is not installed (apt-get install sqlite3)")
     }
 }
-
-/// A class of the test bundle, to find the bundle.
-private final class BundleMarker {}
