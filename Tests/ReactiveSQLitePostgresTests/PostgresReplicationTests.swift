@@ -206,6 +206,8 @@ struct PostgresReplicationTests {
                 try Int.fetchOne(db, sql: "SELECT COALESCE((SELECT SUM(score) FROM player), 0) + (SELECT SUM(size) FROM team)")!
             }.start(in: first.pool, scheduling: .observationQueue) { error in Issue.record(error) } onChange: { sums.append($0) }
             defer { cancellable.cancel() }
+            var differences = [Self.observeDifferences(first.pool)]
+            defer { differences.forEach { $0.cancellable.cancel() } }
             var second: Replica?
             for index in 0..<2_000 {
                 var statements = Self.randomTransaction(&random, ids: &ids, nextID: &nextID)
@@ -216,6 +218,11 @@ struct PostgresReplicationTests {
                     ids = Set(try await connection.texts("SELECT id::text FROM player").compactMap { $0[0].flatMap(Int.init) })
                 }
                 if index == 300 { second = try Replica(url: url, slot: "second") }
+                if index == 400 {
+                    // Copied while 100 transactions ran; observed from here.
+                    try await second!.catchUp(with: connection)
+                    differences.append(Self.observeDifferences(second!.pool))
+                }
             }
             let expected = Self.normalized(try await connection.texts(Self.postgresState))
             #expect(expected.count > 20)
@@ -225,9 +232,54 @@ struct PostgresReplicationTests {
                 let state = try await Self.replicaState(replica.pool)
                 #expect(state == expected, "first difference: \(Self.firstDifference(state, expected))")
             }
+            // The differences each replica's observer received, applied in
+            // turn to its first rows, give the final rows.
+            for (index, observed) in differences.enumerated() {
+                let final = try await [Replica](arrayLiteral: first, second!)[index].pool.read { db in
+                    try Row.fetchAll(db, sql: "SELECT * FROM player")
+                }
+                let values = try await observed.recorder.wait(timeout: .seconds(30)) { values in
+                    values.last.map { Set($0.rows) == Set(final) } ?? false
+                }
+                #expect(values.count > 10, "replica \(index): \(values.count) values")
+                #expect(try Self.compose(values) == Set(final), "replica \(index)")
+            }
             try await sums.wait(timeout: .seconds(30)) { $0.last == 1_000 }
             #expect(sums.values.allSatisfy { $0 == 1_000 }, "a transaction seen half-applied: \(Set(sums.values))")
         }
+    }
+
+    /// An observer of a replica's players, with their differences.
+    static func observeDifferences(_ pool: DatabasePool) -> (
+        recorder: Recorder<RowsWithDifference>, cancellable: AnyDatabaseCancellable
+    ) {
+        let recorder = Recorder<RowsWithDifference>()
+        let cancellable = ValueObservation.trackingRowDifferences(sql: "SELECT * FROM player").start(
+            in: pool, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: { recorder.append($0) })
+        return (recorder, cancellable)
+    }
+
+    /// The first value's rows, with each later value's difference applied
+    /// in turn, by primary key.
+    static func compose(_ values: [RowsWithDifference]) throws -> Set<Row> {
+        guard let first = values.first else { return [] }
+        var rows: [Int64: Row] = [:]
+        for row in first.rows { rows[try row["id"]] = row }
+        for value in values.dropFirst() {
+            let difference = try #require(value.difference, "a later value without its difference")
+            for entry in difference.deleted { rows[try entry.row["id"]] = nil }
+            for update in difference.updated {
+                let key: Int64 = try update.previous["id"]
+                #expect(rows[key] == update.previous, "an update's previous row is the one composed")
+                rows[key] = update.row
+            }
+            for entry in difference.inserted {
+                let key: Int64 = try entry.row["id"]
+                #expect(rows[key] == nil, "an inserted row is not there yet: \(entry.row)")
+                rows[key] = entry.row
+            }
+        }
+        return Set(rows.values)
     }
 
     /// TRUNCATE empties the replica's tables in one transaction.
