@@ -111,8 +111,14 @@ public final class ReplicaApplier: Sendable {
     /// Replaces the replica's tables with `tables` and their rows, and
     /// stores `position` and `sourceState`, in one SQLite transaction.
     ///
-    /// - Parameter rows: Called once per table, in order, with a function
-    ///   that inserts one row (values in the order of the table's columns).
+    /// - Parameters:
+    ///   - tables: The tables of the copy; each replaces the replica's
+    ///     table of its name.
+    ///   - position: The source's position that the copy stands for.
+    ///   - sourceState: What the source needs to resume after the copy
+    ///     (PostgreSQL: the copy's snapshot), or nil.
+    ///   - rows: Called once per table, in order, with a function that
+    ///     inserts one row (values in the order of the table's columns).
     /// - Throws: The error of `rows`, or a `DatabaseError`; nothing is kept.
     public func replaceTables(
         _ tables: [ReplicaTable], position: ReplicationPosition, sourceState: String?,
@@ -167,8 +173,10 @@ public final class ReplicaApplier: Sendable {
     /// Applies a source transaction in one SQLite transaction, with its
     /// position, unless the replica already holds it.
     ///
-    /// - Parameter sourceState: Replaces the source's state, when given
-    ///   (`.some(nil)` clears it).
+    /// - Parameters:
+    ///   - transaction: The source transaction, with its position.
+    ///   - sourceState: Replaces the source's state, when given
+    ///     (`.some(nil)` clears it).
     /// - Returns: False when the transaction's position is at or before the
     ///   stored one: it was applied before (exactly once).
     /// - Throws: A `ReplicationError` when the replica does not match the
