@@ -251,7 +251,7 @@ let package = Package(
         .testTarget(
             name: "ReactiveSQLitePostgresTests",
             dependencies: [
-                "ReactiveSQLitePostgres", "ReactiveSQLiteReplication", "ReactiveSQLite", "TestSupport",
+                "ReactiveSQLitePostgres", "ReactiveSQLiteReplication", "ReactiveSQLite", "DatabaseRegions", "TestSupport",
                 "DatabaseTestSupport", "sqlite-replica",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),

@@ -28,6 +28,12 @@ public struct PostgresReplicationConfiguration: Sendable {
     /// How long the replicator waits before it asks PostgreSQL again when
     /// nothing was committed. Default 5 ms.
     public var pollInterval: Duration = .milliseconds(5)
+    /// How long a position that moved with no change of the replica's
+    /// tables waits before it is stored in the replica and the slot: the
+    /// stream's idle polls then write nothing. `waitUntilReplicated` on
+    /// such a position (a write to a table the replica does not hold)
+    /// returns after up to this long.
+    public var quietAdvanceInterval: Duration = .milliseconds(100)
     /// Copy the tables again, even when the replica could resume.
     public var resync = false
 
@@ -172,7 +178,13 @@ public final class PostgresReplicator: Sendable {
         let connection = try await PostgresConnection.connect(
             configuration: configuration, id: 1, logger: logger)
         // Text representations that the copy and the stream share.
-        for setting in ["TimeZone = 'UTC'", "DateStyle = 'ISO, YMD'", "bytea_output = 'hex'", "extra_float_digits = 3"] {
+        // The application name finds the replicator in pg_stat_activity
+        // (the slot's name is letters, digits and underscores only).
+        let settings = [
+            "TimeZone = 'UTC'", "DateStyle = 'ISO, YMD'", "bytea_output = 'hex'", "extra_float_digits = 3",
+            "application_name = 'reactivesqlite-replica:\(self.configuration.slot)'",
+        ]
+        for setting in settings {
             try await query(connection, PostgresQuery(unsafeSQL: "SET \(setting)"))
         }
         return connection
@@ -344,6 +356,9 @@ public final class PostgresReplicator: Sendable {
     private func follow(_ connection: PostgresConnection) async throws {
         var decoder = TransactionDecoder(tables: try await applier.tables())
         var snapshot = try await applier.sourceState().flatMap(Snapshot.init)
+        // Where the replica and the slot stand, and when they moved.
+        var advanced = try await applier.position()
+        var lastAdvance = ContinuousClock.now
         while !Task.isCancelled {
             guard let upto = try await strings(connection, "SELECT pg_current_wal_lsn()::text").first?.first ?? nil,
                 let uptoPosition = ReplicationPosition(lsn: upto)
@@ -376,9 +391,15 @@ public final class PostgresReplicator: Sendable {
                 }
             }
             // Fewer rows than the limit: every transaction committed before
-            // `upto` is in the replica.
+            // `upto` is in the replica. A position that only moved past
+            // other tables' changes (or the polls' own) is stored at most
+            // every `quietAdvanceInterval`: an idle poll writes nothing.
             let reached = count < limit ? uptoPosition : lastCommit
-            if let reached {
+            if let reached, reached > (advanced ?? ReplicationPosition(0)),
+                lastCommit != nil || ContinuousClock.now - lastAdvance >= configuration.quietAdvanceInterval
+            {
+                advanced = reached
+                lastAdvance = .now
                 try await applier.advance(to: reached)
                 var advance = PostgresBindings()
                 advance.append(configuration.slot)

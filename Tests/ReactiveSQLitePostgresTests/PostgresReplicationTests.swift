@@ -1,4 +1,5 @@
 #if PostgreSQL
+import DatabaseRegions
 import Foundation
 import Logging
 import PostgresNIO
@@ -280,6 +281,37 @@ struct PostgresReplicationTests {
             }
         }
         return Set(rows.values)
+    }
+
+    /// A write to a table the replica does not hold still moves the
+    /// replica's position (read-your-writes waits for it, up to
+    /// `quietAdvanceInterval`), and an idle replicator, which polls every
+    /// 5 ms, stores no position while the WAL stands still. (Its CPU when
+    /// idle is in `Benchmarks/replica-latency.py`.)
+    @Test func otherTablesMoveThePositionAndIdlePollsStoreNothing() async throws {
+        try await Self.withDatabase { url, connection in
+            let replica = try Replica(url: url, slot: "idle")
+            try await replica.catchUp(with: connection)
+            // Moves the WAL without a change of the replica's tables.
+            try await connection.run("CREATE TABLE elsewhere (id integer PRIMARY KEY)")
+            try await connection.run("INSERT INTO elsewhere VALUES (1)")
+            try await replica.catchUp(with: connection)
+            let commits = Locked(0)
+            let cancellable = DatabaseRegionObservation(tracking: DatabaseRegion(table: "_reactivesqlite_replication"))
+                .start(in: replica.pool, onError: { Issue.record($0) }, onChange: { _ in commits.withLock { $0 += 1 } })
+            defer { cancellable.cancel() }
+            let clock = ContinuousClock()
+            let start = clock.now
+            try await Task.sleep(for: .milliseconds(500))
+            let elapsed = clock.now - start
+            // About 100 polls in that time; at most one stored position
+            // per 100 ms, and none while the WAL stands still.
+            #expect(commits.value <= Int(elapsed / .milliseconds(100)) + 1, "\(commits.value) commits in \(elapsed)")
+            // A change still comes at once.
+            try await connection.run("INSERT INTO player (id, name, score) VALUES (1, 'a', 0)")
+            try await replica.catchUp(with: connection)
+            #expect(try await replica.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM player") } == 1)
+        }
     }
 
     /// TRUNCATE empties the replica's tables in one transaction.
