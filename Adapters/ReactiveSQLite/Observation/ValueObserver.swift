@@ -77,6 +77,10 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         /// than fetches, the values in between are never reduced, and
         /// memory holds one waiting value besides the one reduced.
         var waitingValue: Result<any Sendable, any Error>?
+        /// Blocks handed to the reduction queue that have not ended: a
+        /// fetch starts there only when it is idle (see
+        /// `fetchOnPinnedReader`).
+        var reductionsInFlight = 0
     }
     private let fetchState = LockedState(FetchState())
     /// The filter and the boundary of the request's `ORDER BY ... LIMIT`
@@ -405,8 +409,15 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     /// Fetches on a reader whose read transaction is pinned to the commit
     /// numbered `lastCommitNumber`, then releases it.
+    ///
+    /// When the reduction queue is idle, the fetch runs from it, through
+    /// the reader's queue (`sync` on an idle queue runs on the calling
+    /// thread): the value is then reduced on the thread that fetched it,
+    /// one thread wake-up less between the commit and the delivery. When
+    /// the queue reduces an earlier value, the fetch runs on the reader's
+    /// queue, concurrently with that reduction.
     private func fetchOnPinnedReader(_ reader: SerializedDatabase, lastCommitNumber: Int, changes: RefetchChanges) {
-        reader.asyncAccess({ [self] db -> (any Sendable, DatabaseRegion?) in
+        let access: @Sendable (Database) throws -> (any Sendable, DatabaseRegion?) = { [self] db in
             defer { db.endPinnedRead() }
             if case .recorded = tracking {
                 let (fetched, region) = try db.recordingSelection { try fetch(db) }
@@ -415,7 +426,8 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             let value = try fetchValue(db, changes: changes)
             readWindowBoundary(db, commit: lastCommitNumber)
             return (value, nil)
-        }, completion: { [self] result in
+        }
+        let completion: @Sendable (Result<(any Sendable, DatabaseRegion?), any Error>) -> Void = { [self] result in
             host.releaseReader(reader)
             if case .success((_, let newRegion?)) = result {
                 // Regions live on the writer. Update it before the value is
@@ -437,7 +449,20 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             if case .failure = result { fetchDidFail() }
             enqueue(result.map { $0.0 })
             fetchDidEnd(fetched: try? result.get().0)
-        })
+        }
+        let isReductionIdle = fetchState.withLock { state in
+            guard state.reductionsInFlight == 0 else { return false }
+            state.reductionsInFlight += 1
+            return true
+        }
+        guard isReductionIdle else {
+            reader.asyncAccess(access, completion: completion)
+            return
+        }
+        reductionQueue.async { [self] in
+            completion(Result { try reader.sync(access) })
+            fetchState.withLock { $0.reductionsInFlight -= 1 }
+        }
     }
 
     /// A fetch failed: the observation ends now, so that no later commit
@@ -488,11 +513,16 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
     /// the queue is replaced by this newer one (see `FetchState.waitingValue`).
     private func enqueue(_ fetched: Result<any Sendable, any Error>) {
         guard coalescesWhileReducing else {
-            reductionQueue.async { [self] in reduceAndDeliver(fetched) }
+            fetchState.withLock { $0.reductionsInFlight += 1 }
+            reductionQueue.async { [self] in
+                reduceAndDeliver(fetched)
+                fetchState.withLock { $0.reductionsInFlight -= 1 }
+            }
             return
         }
         let schedules = fetchState.withLock { state -> Bool in
             defer { state.waitingValue = fetched }
+            if state.waitingValue == nil { state.reductionsInFlight += 1 }
             return state.waitingValue == nil
         }
         guard schedules else { return }
@@ -502,6 +532,7 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
                 return state.waitingValue
             }
             if let latest { reduceAndDeliver(latest) }
+            fetchState.withLock { $0.reductionsInFlight -= 1 }
         }
     }
 
