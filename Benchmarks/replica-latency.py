@@ -74,13 +74,8 @@ import urllib.parse
 def cpu_seconds(pid):
     """User + system CPU seconds of a process (all its threads), None when
     it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
+    stat = process_stat(pid)
+    return None if stat is None else stat[1]
 
 
 def process_stat(pid):

@@ -95,7 +95,7 @@ public struct PostgresReplicationConfiguration: Sendable {
 /// - **Reconnects** when the connection fails (`pg_terminate_backend`, a
 ///   restart of PostgreSQL): after 100 ms, then, while attempts fail in a
 ///   row, after twice as long each time, up to 5 s. A query never waits on
-///   a closed connection (see `query(_:_:)`).
+///   a closed connection (see `GuardedConnection`).
 /// - Every access to the replica is asynchronous: no thread of Swift
 ///   concurrency waits for the SQLite writer.
 ///
@@ -130,7 +130,7 @@ public final class PostgresReplicator: Sendable {
             var isFollowing = false
             do {
                 let connection = try await connect()
-                defer { Task { try? await connection.close() } }
+                defer { Task { try? await connection.connection.close() } }
                 try await prepare(connection, resync: resync)
                 resync = false
                 if !isReady {
@@ -171,12 +171,12 @@ public final class PostgresReplicator: Sendable {
 
     // MARK: - Connection
 
-    private func connect() async throws -> PostgresConnection {
+    private func connect() async throws -> GuardedConnection {
         let configuration = PostgresConnection.Configuration(
             host: self.configuration.host, port: self.configuration.port, username: self.configuration.username,
             password: self.configuration.password, database: self.configuration.database, tls: .disable)
-        let connection = try await PostgresConnection.connect(
-            configuration: configuration, id: 1, logger: logger)
+        let connection = GuardedConnection(
+            try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger))
         // Text representations that the copy and the stream share.
         // The application name finds the replicator in pg_stat_activity
         // (the slot's name is letters, digits and underscores only).
@@ -184,44 +184,24 @@ public final class PostgresReplicator: Sendable {
             "TimeZone = 'UTC'", "DateStyle = 'ISO, YMD'", "bytea_output = 'hex'", "extra_float_digits = 3",
             "application_name = 'reactivesqlite-replica:\(self.configuration.slot)'",
         ]
-        for setting in settings {
-            try await query(connection, PostgresQuery(unsafeSQL: "SET \(setting)"))
+        do {
+            for setting in settings {
+                try await query(connection, PostgresQuery(unsafeSQL: "SET \(setting)"))
+            }
+        } catch {
+            // postgres-nio wants every connection closed before it goes.
+            try? await connection.connection.close()
+            throw error
         }
         return connection
     }
 
-    /// Runs `query` on `connection`, or throws once the connection closed.
-    ///
-    /// postgres-nio hands a query to its channel without a write promise:
-    /// a query written after the channel closed and took its handlers down
-    /// is dropped, and its caller would wait forever (seen after
-    /// `pg_terminate_backend` struck between two polls). So the query runs
-    /// in a task of its own, raced against the connection's close: when
-    /// the close comes first, the caller gets `ConnectionClosed`, and a
-    /// dropped query's task is left suspended (it holds its query only).
     @discardableResult
-    private func query(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> PostgresRowSequence {
-        let outcome = FirstOutcome<PostgresRowSequence>()
-        let logger = self.logger
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                outcome.wait(continuation)
-                let task = Task {
-                    do {
-                        outcome.finish(.success(try await connection.query(query, logger: logger)))
-                    } catch {
-                        outcome.finish(.failure(error))
-                    }
-                }
-                outcome.whenCancelled { task.cancel() }
-                connection.closeFuture.whenComplete { _ in outcome.finish(.failure(ConnectionClosed())) }
-            }
-        } onCancel: {
-            outcome.finish(.failure(CancellationError()))
-        }
+    private func query(_ connection: GuardedConnection, _ query: PostgresQuery) async throws -> PostgresRowSequence {
+        try await connection.query(query, logger: logger)
     }
 
-    private func strings(_ connection: PostgresConnection, _ sql: String, _ binds: [String?] = []) async throws
+    private func strings(_ connection: GuardedConnection, _ sql: String, _ binds: [String?] = []) async throws
         -> [[String?]]
     {
         var bindings = PostgresBindings()
@@ -236,7 +216,7 @@ public final class PostgresReplicator: Sendable {
 
     // MARK: - Setup and copy
 
-    private func prepare(_ connection: PostgresConnection, resync: Bool) async throws {
+    private func prepare(_ connection: GuardedConnection, resync: Bool) async throws {
         let walLevel = try await strings(connection, "SHOW wal_level").first?.first ?? nil
         guard walLevel == "logical" else {
             throw ReplicationError("PostgreSQL runs with wal_level = \(walLevel ?? "?"): logical decoding needs wal_level = logical")
@@ -279,7 +259,7 @@ public final class PostgresReplicator: Sendable {
         var replica: ReplicaTable
     }
 
-    private func publishedTables(_ connection: PostgresConnection) async throws -> [PublishedTable] {
+    private func publishedTables(_ connection: GuardedConnection) async throws -> [PublishedTable] {
         let rows = try await strings(connection, """
             SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2
             """, [configuration.publication])
@@ -321,7 +301,7 @@ public final class PostgresReplicator: Sendable {
 
     /// Copies every published table in one snapshot, taken after the slot
     /// exists, and stores the snapshot for the catch-up.
-    private func copy(_ connection: PostgresConnection) async throws {
+    private func copy(_ connection: GuardedConnection) async throws {
         try await query(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             let tables = try await publishedTables(connection)
@@ -353,7 +333,7 @@ public final class PostgresReplicator: Sendable {
 
     // MARK: - Stream
 
-    private func follow(_ connection: PostgresConnection) async throws {
+    private func follow(_ connection: GuardedConnection) async throws {
         var decoder = TransactionDecoder(tables: try await applier.tables())
         var snapshot = try await applier.sourceState().flatMap(Snapshot.init)
         // Where the replica and the slot stand, and when they moved.
@@ -566,6 +546,66 @@ struct TransactionDecoder {
 /// The connection to PostgreSQL closed while a query waited.
 struct ConnectionClosed: Error, CustomStringConvertible {
     var description: String { "the connection to PostgreSQL closed" }
+}
+
+/// A connection whose queries never wait on its close.
+///
+/// postgres-nio hands a query to its channel without a write promise: a
+/// query written after the channel closed and took its handlers down is
+/// dropped, and its caller would wait forever (seen after
+/// `pg_terminate_backend` struck between two polls). So each query runs in
+/// a task of its own, raced against the connection's close: when the
+/// close comes first, the caller gets `ConnectionClosed`, and a dropped
+/// query's task is left suspended (it holds its query only). One handler
+/// of the close per connection, which tells the queries that wait.
+final class GuardedConnection: Sendable {
+    let connection: PostgresConnection
+    /// The queries waiting for their outcome, by number; nil once closed.
+    private let waiting = Mutex<(next: Int, closeHandlers: [Int: @Sendable () -> Void]?)>((0, [:]))
+
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
+        // Holds `self` until the connection closed (the replicator always
+        // closes it).
+        connection.closeFuture.whenComplete { [self] _ in
+            let handlers = waiting.withLock { waiting in
+                defer { waiting.closeHandlers = nil }
+                return waiting.closeHandlers ?? [:]
+            }
+            for handler in handlers.values { handler() }
+        }
+    }
+
+    /// Runs `query`, or throws `ConnectionClosed` once the connection
+    /// closed, or `CancellationError` when the task is cancelled.
+    @discardableResult
+    func query(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        let outcome = FirstOutcome<PostgresRowSequence>()
+        let number = waiting.withLock { waiting -> Int? in
+            guard waiting.closeHandlers != nil else { return nil }
+            waiting.next += 1
+            waiting.closeHandlers![waiting.next] = { outcome.finish(.failure(ConnectionClosed())) }
+            return waiting.next
+        }
+        guard let number else { throw ConnectionClosed() }
+        defer { waiting.withLock { _ = $0.closeHandlers?.removeValue(forKey: number) } }
+        let connection = self.connection
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.wait(continuation)
+                let task = Task {
+                    do {
+                        outcome.finish(.success(try await connection.query(query, logger: logger)))
+                    } catch {
+                        outcome.finish(.failure(error))
+                    }
+                }
+                outcome.whenCancelled { task.cancel() }
+            }
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
+        }
+    }
 }
 
 /// The first of several outcomes, handed to one waiting continuation.

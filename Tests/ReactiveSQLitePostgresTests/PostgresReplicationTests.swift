@@ -192,6 +192,20 @@ struct PostgresReplicationTests {
         return statements
     }
 
+    /// Runs one `randomTransaction`, committed or rolled back.
+    static func runRandomTransaction(
+        rolledBack: Bool, _ random: inout SplitMix64, ids: inout Set<Int>, nextID: inout Int,
+        on connection: PostgresConnection
+    ) async throws {
+        var statements = randomTransaction(&random, ids: &ids, nextID: &nextID)
+        if rolledBack { statements[statements.count - 1] = "ROLLBACK" }
+        for statement in statements { try await connection.run(statement) }
+        if rolledBack {
+            // What the rolled-back transaction did to `ids` is undone.
+            ids = Set(try await connection.texts("SELECT id::text FROM player").compactMap { $0[0].flatMap(Int.init) })
+        }
+    }
+
     /// 2 000 random transactions (a tenth rolled back) into two replicas,
     /// one of them copied while writers run. Both end equal to PostgreSQL,
     /// and an observer of the first never sees a transaction half-applied.
@@ -211,13 +225,8 @@ struct PostgresReplicationTests {
             defer { differences.forEach { $0.cancellable.cancel() } }
             var second: Replica?
             for index in 0..<2_000 {
-                var statements = Self.randomTransaction(&random, ids: &ids, nextID: &nextID)
-                if index % 10 == 9 { statements[statements.count - 1] = "ROLLBACK" }
-                for statement in statements { try await connection.run(statement) }
-                if index % 10 == 9 {
-                    // What the rolled-back transaction did to `ids` is undone.
-                    ids = Set(try await connection.texts("SELECT id::text FROM player").compactMap { $0[0].flatMap(Int.init) })
-                }
+                try await Self.runRandomTransaction(
+                    rolledBack: index % 10 == 9, &random, ids: &ids, nextID: &nextID, on: connection)
                 if index == 300 { second = try Replica(url: url, slot: "second") }
                 if index == 400 {
                     // Copied while 100 transactions ran; observed from here.
@@ -393,6 +402,21 @@ struct PostgresReplicationTests {
             let expected = Self.normalized(try await connection.texts(Self.postgresState))
             let state = try await Self.replicaState(replica.pool)
             #expect(state == expected, "first difference: \(Self.firstDifference(state, expected))")
+        }
+    }
+
+    /// A column dropped in PostgreSQL stops the replica, unchanged, with a
+    /// message, as an added one does.
+    @Test func aColumnDroppedStopsTheReplica() async throws {
+        try await Self.withDatabase { url, connection in
+            let replica = try Replica(url: url, slot: "narrowing")
+            try await connection.run("INSERT INTO player (id, name, score, photo) VALUES (1, 'a', 0, '\\x01')")
+            try await replica.catchUp(with: connection)
+            try await connection.run("ALTER TABLE player DROP COLUMN photo")
+            try await connection.run("UPDATE player SET score = 5 WHERE id = 1")
+            let error = await #expect(throws: ReplicationError.self) { try await replica.task.value }
+            #expect(error?.message.contains("dropped: photo") == true, "\(String(describing: error))")
+            #expect(try await replica.pool.read { try Int.fetchOne($0, sql: "SELECT score FROM player") } == 0)
         }
     }
 

@@ -83,12 +83,8 @@ struct ReplicaCrashTests {
             var nextID = 1
             var kills = 0
             for index in 0..<600 {
-                var statements = PostgresReplicationTests.randomTransaction(&random, ids: &ids, nextID: &nextID)
-                if index % 10 == 9 { statements[statements.count - 1] = "ROLLBACK" }
-                for statement in statements { try await connection.run(statement) }
-                if index % 10 == 9 {
-                    ids = Set(try await connection.texts("SELECT id::text FROM player").compactMap { $0[0].flatMap(Int.init) })
-                }
+                try await PostgresReplicationTests.runRandomTransaction(
+                    rolledBack: index % 10 == 9, &random, ids: &ids, nextID: &nextID, on: connection)
                 if index % 100 == 50 {
                     // While it applies what came since the last kill.
                     await process.kill()
@@ -167,6 +163,81 @@ struct ReplicaCrashTests {
         }
         replica.task.cancel()
         try await connection.close()
+    }
+}
+#endif
+
+#if PostgreSQL && Server
+/// What the README shows, run as a user runs it: two app servers, each with
+/// its `sqlite-replica` (its own slot) and `sqlite-watch --serve` on its
+/// replica, and a `psql` UPDATE that shows on the live stream of both.
+@Suite(.enabled(if: PostgresTestCluster.isAvailable), .timeLimit(.minutes(5)))
+struct ReplicaCommandsTests {
+    /// The first line of `descriptor` (a child's output) that contains
+    /// `text`; throws after a minute or at the end of the output.
+    static func line(containing text: String, in descriptor: Int32) throws -> String {
+        var output = ""
+        let deadline = ContinuousClock.now + .seconds(60)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < deadline {
+            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&request, 1, 100) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            output += String(decoding: buffer[0..<count], as: UTF8.self)
+            if let line = output.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
+        }
+        throw ReplicationError("no line with \(text) in: \(output)")
+    }
+
+    @Test func aPsqlUpdateShowsOnTheLiveStreamOfEveryReplica() async throws {
+        let psql = "/usr/lib/postgresql/15/bin/psql"
+        try #require(FileManager.default.isExecutableFile(atPath: psql), "psql is installed with PostgreSQL 15")
+        let watch = try #require(
+            BuiltExecutable.url(named: "sqlite-watch", override: "SQLITE_WATCH_EXECUTABLE"), "sqlite-watch is built")
+        try await PostgresReplicationTests.withDatabase { url, connection in
+            try await connection.run("INSERT INTO player (id, name, score) SELECT i, 'p' || i, i FROM generate_series(1, 30) i")
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("servers-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            var replicas: [ReplicaCrashTests.ReplicaProcess] = []
+            var watchers: [SpawnedProcess] = []
+            var clients: [SSEClient] = []
+            defer {
+                clients.forEach { $0.disconnect() }
+                for process in watchers + replicas.map(\.process) { process.signal(SIGKILL) }
+            }
+            for server in ["server_a", "server_b"] {
+                let path = folder.appendingPathComponent("\(server).db").path
+                let replica = try ReplicaCrashTests.ReplicaProcess(url: url, path: path, slot: server)
+                replicas.append(replica)
+                try await ReplicaCrashTests.catchUpFirstCopy(path: path, process: replica)
+                let watcher = try SpawnedProcess(
+                    watch.path, [path, "SELECT * FROM player ORDER BY score DESC LIMIT 10", "--ordered", "--serve", "127.0.0.1:0"],
+                    standardOutput: .pipe, standardError: .descriptor(2))
+                watchers.append(watcher)
+                let output = try #require(watcher.outputReader)
+                let serving = try Self.line(containing: "serving http", in: output)
+                // The rest of its output is read, so that it never blocks on
+                // a full pipe.
+                SpawnedProcess.readToEnd(output, onChunk: { _ in })
+                let port = try #require(serving.components(separatedBy: "127.0.0.1:").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) })
+                let client = try SSEClient(port: port, path: "/events", replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+                clients.append(client)
+                #expect(await client.wait(until: { $0.replica.rows.count == 10 }) != nil, "\(server): the first rows")
+            }
+            let outcome = try await SpawnedProcess.run(psql, [url, "-c", "UPDATE player SET score = 1000 WHERE id = 1"])
+            #expect(outcome.termination == .exit(0), "psql: \(outcome.error)")
+            for (index, client) in clients.enumerated() {
+                let stream = await client.wait(until: { $0.replica.rows.first?.contains("\"score\":1000") == true })
+                #expect(stream != nil, "replica \(index): \(client.state.value.replica.rows.first ?? "no rows")")
+            }
+            for process in watchers + replicas.map(\.process) {
+                process.signal(SIGTERM)
+                #expect(await process.waitForExit(timeout: .seconds(30)) == .exit(0))
+            }
+        }
     }
 }
 #endif
