@@ -165,6 +165,40 @@ struct ReplicaCrashTests {
         try await connection.close()
     }
 }
+
+/// `sqlite-replica`'s command line: its help, and its exit statuses (0 on
+/// a signal, 1 when PostgreSQL or the replica refuses, 64 for a bad
+/// command line), as `sqlite-watch`'s.
+@Suite(.enabled(if: PostgresTestCluster.isAvailable), .timeLimit(.minutes(3)))
+struct ReplicaCommandLineTests {
+    @Test func itDocumentsItselfAndExitsWithItsStatuses() async throws {
+        let tool = try #require(
+            BuiltExecutable.url(named: "sqlite-replica", override: "SQLITE_REPLICA_EXECUTABLE"), "sqlite-replica is built")
+        let help = try await SpawnedProcess.run(tool.path, ["--help"])
+        #expect(help.termination == .exit(0))
+        for text in ["--slot", "--create-publication", "--resync", "EXIT STATUS", "wal_level = logical"] {
+            #expect(help.output.contains(text), "--help says \(text)")
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let usage: [([String], String)] = [
+            (["postgres://postgres@127.0.0.1/db", path], "--slot"),
+            (["http://example.com/db", path, "--slot", "a"], "not a URL"),
+            (["postgres://postgres@127.0.0.1/db", path, "--slot", "Not-A-Slot"], "lowercase letters"),
+        ]
+        for (arguments, message) in usage {
+            let outcome = try await SpawnedProcess.run(tool.path, arguments)
+            #expect(outcome.termination == .exit(64), "\(arguments): \(outcome.error)")
+            #expect(outcome.error.contains(message), "\(arguments): \(outcome.error)")
+        }
+        try await PostgresReplicationTests.withDatabase { url, connection in
+            try await connection.run("CREATE TABLE loose (a integer, b text)")
+            let refused = try await SpawnedProcess.run(tool.path, [url, path, "--slot", "loose", "--create-publication", "loose"])
+            #expect(refused.termination == .exit(1), "\(refused.error)")
+            #expect(refused.error.contains("loose has no primary key"), "\(refused.error)")
+        }
+    }
+}
 #endif
 
 #if PostgreSQL && Server

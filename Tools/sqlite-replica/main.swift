@@ -33,7 +33,7 @@ struct SQLiteReplica: AsyncParsableCommand {
             does not match a change. A dropped slot is recreated and the tables copied again.
 
             EXIT STATUS:
-              0   SIGINT (Ctrl-C) or SIGTERM
+              0   SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed)
               1   PostgreSQL refused (wal_level, a table without primary key, a missing \
             publication), the replica stopped (a schema change, a change it does not match), \
             or the replica file cannot be written
@@ -102,7 +102,7 @@ func note(_ text: String) {
     line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
 }
 
-/// Calls `onSignal` on the first SIGINT or SIGTERM, so that the
+/// Calls `onSignal` on the first SIGINT, SIGTERM or SIGHUP, so that the
 /// replication ends between two SQLite transactions; a second one ends the
 /// process at once, with status 0 (SQLite's own journal keeps the replica
 /// whole, and the next run resumes from its last commit).
@@ -141,7 +141,7 @@ enum SignalWatcher {
         sigemptyset(&action.sa_mask)
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
-        for number in [SIGINT, SIGTERM] {
+        for number in [SIGINT, SIGTERM, SIGHUP] {
             sigaction(number, &action, nil)
             sigaddset(&unblocked, number)
         }
