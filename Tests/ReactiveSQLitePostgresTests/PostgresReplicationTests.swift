@@ -100,34 +100,44 @@ struct PostgresReplicationTests {
         /// Waits until the replica holds every transaction PostgreSQL
         /// committed so far (read-your-writes).
         func catchUp(with connection: PostgresConnection) async throws {
-            let lsn = try await connection.texts("SELECT pg_current_wal_lsn()::text")[0][0]!
-            let position = try #require(ReplicationPosition(lsn: lsn))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await ReplicaApplier.waitUntilReplicated(position, source: self.source, in: self.pool) }
-                group.addTask {
-                    // The replicator stopped: say why, rather than wait;
-                    // a replicator stuck for a minute fails the test.
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    while true {
-                        if ContinuousClock.now > deadline {
-                            throw ReplicationError("the replica did not reach \(position) in 60 s")
-                        }
-                        try await Task.sleep(for: .milliseconds(20))
-                        switch self.ending.value {
-                        case .failure(let error)?: throw error
-                        case .success?: throw ReplicationError("the replicator stopped")
-                        case nil: continue
-                        }
-                    }
+            let ending = self.ending
+            try await PostgresReplicationTests.catchUp(pool, source: source, with: connection) {
+                switch ending.value {
+                case .failure(let error)?: throw error
+                case .success?: throw ReplicationError("the replicator stopped")
+                case nil: break
                 }
-                try await group.next()
-                group.cancelAll()
             }
         }
 
         deinit {
             task.cancel()
             try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// Waits until the replica in `reader` holds every transaction
+    /// PostgreSQL committed so far (read-your-writes). `checkReplicator`
+    /// throws when the replicator stopped, to say why rather than wait; a
+    /// replica behind for a minute fails too.
+    static func catchUp(
+        _ reader: some DatabaseReader, source: String, with connection: PostgresConnection,
+        checkReplicator: @escaping @Sendable () throws -> Void
+    ) async throws {
+        let lsn = try await connection.texts("SELECT pg_current_wal_lsn()::text")[0][0]!
+        let position = try #require(ReplicationPosition(lsn: lsn))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await ReplicaApplier.waitUntilReplicated(position, source: source, in: reader) }
+            group.addTask {
+                let deadline = ContinuousClock.now + .seconds(60)
+                while ContinuousClock.now < deadline {
+                    try checkReplicator()
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                throw ReplicationError("the replica did not reach \(position) in 60 s")
+            }
+            try await group.next()
+            group.cancelAll()
         }
     }
 

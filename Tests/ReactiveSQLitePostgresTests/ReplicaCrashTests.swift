@@ -38,28 +38,14 @@ struct ReplicaCrashTests {
         }
     }
 
-    /// Waits until the replica file at `path` holds every transaction
-    /// PostgreSQL committed so far; fails after a minute, or when the
-    /// replicator process ended.
+    /// Waits until the replica holds every transaction PostgreSQL
+    /// committed so far; fails after a minute, or when the replicator
+    /// process ended.
     static func catchUp(
         _ reader: DatabasePool, slot: String, with connection: PostgresConnection, process: ReplicaProcess
     ) async throws {
-        let lsn = try await connection.texts("SELECT pg_current_wal_lsn()::text")[0][0]!
-        let position = try #require(ReplicationPosition(lsn: lsn))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await ReplicaApplier.waitUntilReplicated(position, source: "postgresql:\(slot)", in: reader) }
-            group.addTask {
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ContinuousClock.now < deadline {
-                    if let ending = process.process.ending {
-                        throw ReplicationError("sqlite-replica ended (\(ending)) before it reached \(position)")
-                    }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                throw ReplicationError("the replica did not reach \(position) in 60 s")
-            }
-            try await group.next()
-            group.cancelAll()
+        try await PostgresReplicationTests.catchUp(reader, source: "postgresql:\(slot)", with: connection) {
+            if let ending = process.process.ending { throw ReplicationError("sqlite-replica ended (\(ending))") }
         }
     }
 
