@@ -93,13 +93,18 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   SQLite commit. Polling rather than the streaming protocol, because the
 ///   latter needs a replication connection.
 /// - **Reconnects** when the connection fails (`pg_terminate_backend`, a
-///   restart of PostgreSQL): after 100 ms, then, while attempts fail in a
-///   row, after twice as long each time, up to 5 s. A query never waits on
-///   a closed connection (see `GuardedConnection`).
+///   restart of PostgreSQL, a server not reachable yet): after 100 ms,
+///   then, while attempts fail in a row, after twice as long each time,
+///   up to 5 s. A query never waits on a closed connection (see
+///   `GuardedConnection`).
 /// - Every access to the replica is asynchronous: no thread of Swift
 ///   concurrency waits for the SQLite writer.
 ///
 /// What stops it, with a `ReplicationError` that says why:
+/// - PostgreSQL refusing what no reconnection changes: the login (an
+///   unknown role, a wrong password), a database that does not exist, a
+///   privilege the role lacks, a published table that does not exist, no
+///   free replication slot (with its message and SQLSTATE);
 /// - a table without primary key (its rows cannot be identified);
 /// - a column added or dropped in PostgreSQL (run again with `resync`);
 /// - a change the replica does not match.
@@ -147,6 +152,8 @@ public final class PostgresReplicator: Sendable {
                 throw error
             } catch is CancellationError {
                 return
+            } catch let error as PSQLError where Self.refusesForGood(error) {
+                throw ReplicationError("PostgreSQL refused: \(Self.describe(error))")
             } catch {
                 // A connection that got as far as following the stream
                 // starts the backoff again: it is the failed attempts in a
@@ -160,10 +167,27 @@ public final class PostgresReplicator: Sendable {
         }
     }
 
+    /// Whether PostgreSQL refused in a way that connecting again cannot
+    /// cure: a login it rejects (SQLSTATE class 28: an unknown role, a
+    /// wrong password, no `pg_hba.conf` entry), a database that does not
+    /// exist (3D000), a privilege the role lacks (42501: to create a slot
+    /// or a publication), a table to publish that does not exist (42P01),
+    /// or no replication slot left (53400, `max_replication_slots`).
+    /// Everything else is retried: a lost connection, a server that shuts
+    /// down or starts up (class 57), a slot that another process holds for
+    /// a moment (55006), a slot dropped under the stream (42704: it is
+    /// created again).
+    static func refusesForGood(_ error: PSQLError) -> Bool {
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state.hasPrefix("28") || ["3D000", "42501", "42P01", "53400"].contains(state)
+    }
+
     /// The text of an error: PostgreSQL's message when there is one.
     public static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] { return message }
+            if let message = error.serverInfo?[.message] {
+                return error.serverInfo?[.sqlState].map { "\(message) (SQLSTATE \($0))" } ?? message
+            }
             return "\(error.code)"
         }
         return "\(error)"

@@ -182,6 +182,25 @@ struct ReplicaCommandLineTests {
             let refused = try await SpawnedProcess.run(tool.path, [url, path, "--slot", "loose", "--create-publication", "loose"])
             #expect(refused.termination == .exit(1), "\(refused.error)")
             #expect(refused.error.contains("loose has no primary key"), "\(refused.error)")
+            // What no reconnection cures ends the run with PostgreSQL's
+            // message and SQLSTATE, rather than retrying for ever.
+            var components = try #require(URLComponents(string: url))
+            components.path = "/no_such_database"
+            let noDatabase = try #require(components.string)
+            components = try #require(URLComponents(string: url))
+            components.user = "no_such_role"
+            let noRole = try #require(components.string)
+            let refusals: [([String], String)] = [
+                ([noDatabase, path, "--slot", "refused"], "3D000"),
+                ([noRole, path, "--slot", "refused"], "SQLSTATE 28"),
+                ([url, path, "--slot", "refused", "--create-publication", "no_such_table"], "42P01"),
+            ]
+            for (arguments, state) in refusals {
+                let outcome = try await SpawnedProcess.run(tool.path, arguments, timeout: .seconds(30))
+                #expect(outcome.termination == .exit(1), "\(arguments): \(outcome.error)")
+                #expect(outcome.error.contains("PostgreSQL refused") && outcome.error.contains(state),
+                        "\(arguments): \(outcome.error)")
+            }
         }
     }
 }

@@ -28,14 +28,18 @@ struct SQLiteReplica: AsyncParsableCommand {
             PostgreSQL needs wal_level = logical. The replica is read-only for apps: writes \
             go to PostgreSQL. Watch it with sqlite-watch.
 
-            STOPS WITH AN ERROR (status 1) on: a published table without primary key; a \
-            column added or dropped in PostgreSQL (run again with --resync); a replica that \
-            does not match a change. A dropped slot is recreated and the tables copied again.
+            STOPS WITH AN ERROR (status 1) on: a login PostgreSQL refuses, a database that \
+            does not exist, a privilege the role lacks, a table to publish that does not exist, \
+            no free replication slot (PostgreSQL's message and SQLSTATE); a published table \
+            without primary key; a column added or dropped in PostgreSQL (run again with \
+            --resync); a replica that does not match a change. A lost connection, or a server \
+            not reachable yet, is retried (100 ms, doubling up to 5 s). A dropped slot is \
+            recreated and the tables copied again.
 
             EXIT STATUS:
               0   SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed)
-              1   PostgreSQL refused (wal_level, a table without primary key, a missing \
-            publication), the replica stopped (a schema change, a change it does not match), \
+              1   PostgreSQL refused (the login, the database, a privilege, wal_level, a table \
+            without primary key, a missing publication), the replica stopped (a schema change, a change it does not match), \
             or the replica file cannot be written
               64  invalid command line
             """)
