@@ -62,9 +62,16 @@ public final class TestDatabase: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             self.directory = directory
             let path = directory.appendingPathComponent("db.sqlite").path
-            writer = kind == .pool
-                ? try DatabasePool(path: path, configuration: configuration)
-                : try DatabaseQueue(path: path, configuration: configuration)
+            do {
+                writer = kind == .pool
+                    ? try DatabasePool(path: path, configuration: configuration)
+                    : try DatabaseQueue(path: path, configuration: configuration)
+            } catch {
+                // No instance, so no `deinit`: the tests that expect the
+                // opening to fail would leave their directory behind.
+                try? FileManager.default.removeItem(at: directory)
+                throw error
+            }
         }
     }
 
