@@ -28,6 +28,10 @@ final class ObserverRegistry {
     /// The window boundaries of the observations whose filter has a window.
     @exclusivity(unchecked) private var windows: [Int: WindowBoundary] = [:]
     @exclusivity(unchecked) private var pinnedCollations: [String: [String: PinnedColumn.Collation]] = [:]
+    /// The number of pins of each pinned column, by table and column: a
+    /// column no pin is left on leaves `pinnedCollations`, so that the
+    /// row events of its table no longer read its values.
+    private var pinUses: [String: [String: Int]] = [:]
     private var nextID = 0
     /// Whether an observation watches a table, by name as the statements
     /// spell it; emptied whenever a region or the schema changes.
@@ -35,6 +39,12 @@ final class ObserverRegistry {
 
     /// Whether no observation is registered.
     var isEmpty: Bool { observers.isEmpty }
+
+    /// The pinned columns whose values the row events of `table`
+    /// (lowercased) read, lowercased and sorted.
+    func pinnedColumns(ofTable table: String) -> [String] {
+        (pinnedCollations[table] ?? [:]).keys.sorted()
+    }
 
     /// The registered observations, in registration order: the order of
     /// their notifications.
@@ -65,6 +75,7 @@ final class ObserverRegistry {
         if let pin {
             pins[id] = pin.pin
             pinnedCollations[pin.pin.table, default: [:]][pin.pin.column] = pin.collation
+            pinUses[pin.pin.table, default: [:]][pin.pin.column, default: 0] += 1
         }
         regionIndex.insert(region, for: id, pinning: pin?.pin)
         watchedTables = [:]
@@ -97,7 +108,19 @@ final class ObserverRegistry {
                 unusedFilter = filter
             }
         }
-        pins[id] = nil
+        if let pin = pins.removeValue(forKey: id) {
+            let uses = pinUses[pin.table, default: [:]][pin.column, default: 1] - 1
+            if uses > 0 {
+                pinUses[pin.table]![pin.column] = uses
+            } else {
+                pinUses[pin.table]![pin.column] = nil
+                pinnedCollations[pin.table]?[pin.column] = nil
+                if pinUses[pin.table]!.isEmpty {
+                    pinUses[pin.table] = nil
+                    pinnedCollations[pin.table] = nil
+                }
+            }
+        }
         windows[id] = nil
         _ = regionIndex.remove(id)
         watchedTables = [:]
@@ -113,6 +136,7 @@ final class ObserverRegistry {
         filteredTables = [:]
         pins = [:]
         pinnedCollations = [:]
+        pinUses = [:]
         windows = [:]
         regionIndex = DatabaseRegionIndex()
         watchedTables = [:]
@@ -134,6 +158,7 @@ final class ObserverRegistry {
         }
         pins = [:]
         pinnedCollations = [:]
+        pinUses = [:]
     }
 
     func observer(_ id: Int) -> (any DatabaseCommitObserver)? {

@@ -111,6 +111,32 @@ import TestSupport
         #expect(ids == [6, 8])
     }
 
+    /// A column stays pinned while an observation pins it: once the last
+    /// one ends, the row events of its table no longer read its values.
+    @Test(arguments: DatabaseKind.allCases)
+    func aColumnIsPinnedWhileAnObservationPinsIt(kind: DatabaseKind) async throws {
+        let test = try kind.make(sql: Self.schema)
+        func pinned() throws -> [String] {
+            // After the unregistrations that `cancel()` left to the writer.
+            try test.writer.write { $0.observationBroker.registry.pinnedColumns(ofTable: "item") }
+        }
+        var cancellables: [AnyDatabaseCancellable] = []
+        for sql in ["SELECT * FROM item WHERE owner = 1", "SELECT * FROM item WHERE owner IN (2, 3)",
+                    "SELECT * FROM item WHERE label = 'l4'"] {
+            let recorder = Recorder<[Row]>()
+            cancellables.append(ValueObservation.trackingAll(SQLRequest<Row>(sql: sql))
+                .start(in: test.writer, onError: { Issue.record("\($0)") }, onChange: { recorder.append($0) }))
+            _ = try await recorder.wait(for: 1)
+        }
+        #expect(try pinned() == ["label", "owner"])
+        cancellables[0].cancel()
+        #expect(try pinned() == ["label", "owner"])
+        cancellables[1].cancel()
+        #expect(try pinned() == ["label"])
+        cancellables[2].cancel()
+        #expect(try pinned() == [])
+    }
+
     /// Pinned values compare as SQLite compares them with the column: its
     /// affinity converts the constant (`owner = '5'` is 5, `label = 5` is
     /// '5'), its collation folds texts (NOCASE, RTRIM), numbers compare by
