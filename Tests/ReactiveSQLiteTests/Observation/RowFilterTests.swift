@@ -275,7 +275,7 @@ import TestSupport
         case 6: return "UPDATE t SET a = a + 1 WHERE id BETWEEN \(id) AND \(id + 5)"
         case 7: return "UPDATE t SET c = c WHERE id = \(id)"
         case 8: return "BEGIN; UPDATE t SET a = \(n) WHERE id = \(id); SAVEPOINT s; DELETE FROM t WHERE id < \(id); ROLLBACK TO s; RELEASE s; COMMIT"
-        default: return "UPDATE t SET id = \(id + 300) WHERE id = \(id)"
+        default: return "UPDATE OR REPLACE t SET id = \(id + 300) WHERE id = \(id)"
         }
     }
 
