@@ -80,6 +80,18 @@ static inline int _rsqlite_recompilation_count(sqlite3_stmt *statement) {
 #endif
 }
 
+/// Whether the connection holds a transaction, a read one included
+/// (`sqlite3_txn_state`, SQLite 3.34): 0 none, 1 read, 2 write; -1 on an
+/// older SQLite, which cannot tell.
+static inline int _rsqlite_txn_state(sqlite3 *db) {
+#if SQLITE_VERSION_NUMBER >= 3034000
+    return sqlite3_txn_state(db, 0);
+#else
+    (void)db;
+    return -1;
+#endif
+}
+
 /// `sqlite3_db_config` with one int argument and one int result
 /// (SQLITE_DBCONFIG_ENABLE_FKEY, SQLITE_DBCONFIG_DEFENSIVE, ...).
 static inline int _rsqlite_db_config_int(sqlite3 *db, int op, int value, int *result) {

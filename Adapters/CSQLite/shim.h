@@ -19,6 +19,14 @@ static inline int _rsqlite_recompilation_count(sqlite3_stmt *statement) {
     return sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0);
 }
 
+/// Whether the connection holds a transaction, a read one included, on any
+/// of its databases (`sqlite3_txn_state`, SQLite 3.34): 0 none, 1 read,
+/// 2 write. A function, not the call itself, so that CSQLCipher's shim can
+/// bridge an older SQLite, which cannot tell (-1).
+static inline int _rsqlite_txn_state(sqlite3 *db) {
+    return sqlite3_txn_state(db, 0);
+}
+
 /// `sqlite3_db_config` with one int argument and one int result
 /// (SQLITE_DBCONFIG_ENABLE_FKEY, SQLITE_DBCONFIG_DEFENSIVE, ...).
 static inline int _rsqlite_db_config_int(sqlite3 *db, int op, int value, int *result) {

@@ -63,7 +63,8 @@ public struct Configuration: Sendable {
         /// trigger's write, an `ON CONFLICT REPLACE` constraint), which the
         /// hook does not report, are potential changes of every row of the
         /// table; user transaction observers get no event for those deleted
-        /// rows; and WITHOUT ROWID tables, which the hook does not report,
+        /// rows, nor for the rows that a foreign-key action deletes or
+        /// changes with them; and WITHOUT ROWID tables, which the hook does not report,
         /// are observed per statement: a statement that may write one and
         /// changes rows is a potential change of every row of the table
         /// (user transaction observers get no event for them).

@@ -285,13 +285,39 @@ public final class Database {
     ///   left open (it is rolled back first).
     private func endAccess() throws {
         resetRunningStatements()
-        guard !isPinningRead, let connection, sqlite3_get_autocommit(connection) == 0 else { return }
+        guard !isPinningRead, let connection else { return }
+        guard sqlite3_get_autocommit(connection) == 0 else {
+            endOrphanReadTransaction(connection)
+            return
+        }
         rollbackIfInsideTransaction()
         throw DatabaseError(
             resultCode: .SQLITE_MISUSE,
             message: "the access left a transaction open: it was rolled back; "
                 + "commit or roll back inside the closure, or use write",
             connectionLabel: label)
+    }
+
+    /// Ends a read transaction that outlived every statement, in autocommit
+    /// mode.
+    ///
+    /// SQLite sometimes leaves one behind: a statement that fails while
+    /// another of the connection runs (a trigger writing an FTS5 table, whose
+    /// module runs statements of its own, under a REPLACE that a foreign key
+    /// then fails) ends its write transaction, but keeps the read one, pinned
+    /// to the snapshot of that moment, after every statement has ended. The
+    /// connection then reads that old snapshot: `PRAGMA data_version` stays
+    /// as it was after another connection's commit (an external change would
+    /// go unnoticed: `ExternalChangeDetector`), a fetch would read old rows,
+    /// and a write would fail with `SQLITE_BUSY_SNAPSHOT`. A statement that
+    /// reads the file ends it when it ends (SQLite commits in autocommit
+    /// mode once no statement runs); `PRAGMA data_version` is one of the
+    /// cheapest.
+    ///
+    /// Nothing to do in the usual case: one call of `sqlite3_txn_state`.
+    private func endOrphanReadTransaction(_ connection: OpaquePointer) {
+        guard _rsqlite_txn_state(connection) > 0 else { return }
+        sqlite3_exec(connection, "PRAGMA data_version", nil, nil, nil)
     }
 
     /// Whether the current thread runs an access of this connection (or closes it).

@@ -30,7 +30,10 @@ import Testing
 ///   counts as a change of everything, calls each at most once.
 /// - A transaction observer of every table gets, for each row, a last
 ///   event of the transaction that agrees with the committed state: the row
-///   is there after an insertion or an update, and gone after a deletion.
+///   is there after an insertion or an update, and gone after a deletion
+///   (with the update hook, except in the tables a REPLACE wrote: the rows
+///   it deletes, and those a foreign-key action deletes with them, give no
+///   event).
 ///
 /// The update-hook configurations do not write the WITHOUT ROWID table
 /// locally: the update hook does not report its changes
@@ -460,6 +463,12 @@ import Testing
         /// The tables written by the statements that stayed: those of the
         /// events without rowid.
         var writtenTables: Set<String> = []
+        /// With the update hook only, the tables written by the statements
+        /// that stayed and may replace rows: the rows a REPLACE deletes, and
+        /// those a foreign-key action deletes with them, give no event
+        /// (`Configuration.ChangeTracking.updateHookOnly`), so the events of
+        /// these tables may say a row is there that is gone.
+        var tablesWithUnseenDeletions: Set<String> = []
     }
 
     struct RolledBack: Error {}
@@ -481,7 +490,9 @@ import Testing
                 return stays
                     ? Outcome(
                         mayNotify: potentialChanges(of: statement, viewDefinition: before.viewDefinitionIndex),
-                        writtenTables: Set(statement.writes.map(\.table)))
+                        writtenTables: Set(statement.writes.map(\.table)),
+                        tablesWithUnseenDeletions: statement.replaces && !tracking.usesPreUpdateHook
+                            ? Set(statement.writes.map(\.table)) : [])
                     : Outcome()
             case .vacuum:
                 try writer.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
@@ -511,6 +522,7 @@ import Testing
                 var name: String?
                 var queries: Set<Int> = []
                 var tables: Set<String> = []
+                var tablesWithUnseenDeletions: Set<String> = []
             }
             do {
                 return try writer.write { db in
@@ -527,6 +539,7 @@ import Testing
                             levels.removeSubrange((index + 1)...)
                             levels[index].queries = []
                             levels[index].tables = []
+                            levels[index].tablesWithUnseenDeletions = []
                             previous = try ChangeTrackingDifferentialTests.snapshot(db)
                         case .release(let name):
                             try db.execute(sql: "RELEASE \(name)")
@@ -534,6 +547,7 @@ import Testing
                             for level in levels[index...] {
                                 levels[index - 1].queries.formUnion(level.queries)
                                 levels[index - 1].tables.formUnion(level.tables)
+                                levels[index - 1].tablesWithUnseenDeletions.formUnion(level.tablesWithUnseenDeletions)
                             }
                             levels.removeSubrange(index...)
                         case .redefineView:
@@ -554,6 +568,9 @@ import Testing
                                 levels[top].queries.formUnion(
                                     potentialChanges(of: statement, viewDefinition: current.viewDefinitionIndex))
                                 levels[top].tables.formUnion(statement.writes.map(\.table))
+                                if statement.replaces && !tracking.usesPreUpdateHook {
+                                    levels[top].tablesWithUnseenDeletions.formUnion(statement.writes.map(\.table))
+                                }
                             }
                             previous = current
                         }
@@ -561,7 +578,8 @@ import Testing
                     if rollsBack { throw RolledBack() }
                     return Outcome(
                         mayNotify: levels.reduce(into: []) { $0.formUnion($1.queries) },
-                        writtenTables: levels.reduce(into: []) { $0.formUnion($1.tables) })
+                        writtenTables: levels.reduce(into: []) { $0.formUnion($1.tables) },
+                        tablesWithUnseenDeletions: levels.reduce(into: []) { $0.formUnion($1.tablesWithUnseenDeletions) })
                 }
             } catch is RolledBack {
                 return Outcome(committed: false)
@@ -618,6 +636,22 @@ import Testing
     func observationsAgreeWithFreshFetchesAfterRandomTransactions(
         kind: DatabaseKind, tracking: Configuration.ChangeTracking
     ) async throws {
+        try await Self.run(kind: kind, tracking: tracking, seedOffset: 0)
+    }
+
+    /// Other seeds that found bugs. 2002 and 2016: with the update hook,
+    /// a REPLACE into `item` that a foreign key fails, after the trigger
+    /// wrote the FTS5 table, left the writer in a read transaction after
+    /// its access (see `Database.endOrphanReadTransaction`): its
+    /// `data_version` stayed, and the next commit of the other connection
+    /// was never detected. Both also meet the rows a REPLACE deletes
+    /// through a foreign-key action, which the update hook does not report.
+    @Test(arguments: [2_000, 16_000])
+    func observationsAgreeWithFreshFetchesUnderOtherSeeds(seedOffset: UInt64) async throws {
+        try await Self.run(kind: .pool, tracking: .updateHookOnly, seedOffset: seedOffset)
+    }
+
+    static func run(kind: DatabaseKind, tracking: Configuration.ChangeTracking, seedOffset: UInt64) async throws {
         var configuration = Configuration()
         configuration.changeTracking = tracking
         configuration.observesExternalChanges = kind != .inMemoryQueue
@@ -658,7 +692,7 @@ import Testing
         _ = log.take()
 
         let seed = 0x15D1F + UInt64(DatabaseKind.allCases.firstIndex(of: kind)!) * 2 + (tracking == .automatic ? 0 : 1)
-        var random = SplitMix64(seed: seed)
+        var random = SplitMix64(seed: seed &+ seedOffset)
         let stepCount = isRunningUnderThreadSanitizer ? 50 : 150
         for stepIndex in 0..<stepCount {
             let step = Self.randomStep(
@@ -719,7 +753,8 @@ import Testing
                     findings.record("transaction observer: no commit for a step that changed rows", "\(label)")
                 }
                 for contradiction in Self.contradictions(
-                    of: committedEvents.joined(), rowsAfter: rowsAfter, writtenTables: outcome.writtenTables)
+                    of: committedEvents.joined(), rowsAfter: rowsAfter, writtenTables: outcome.writtenTables,
+                    tablesWithUnseenDeletions: outcome.tablesWithUnseenDeletions)
                 {
                     findings.record("transaction observer: events that the committed state contradicts", "\(label): \(contradiction)")
                 }
@@ -745,7 +780,8 @@ import Testing
     /// update) or gone (deletion). An event without rowid must be of a
     /// table that a statement of the transaction wrote.
     static func contradictions(
-        of events: some Sequence<DatabaseEvent>, rowsAfter: [String: [Int64: Row]], writtenTables: Set<String>
+        of events: some Sequence<DatabaseEvent>, rowsAfter: [String: [Int64: Row]], writtenTables: Set<String>,
+        tablesWithUnseenDeletions: Set<String> = []
     ) -> [String] {
         var contradictions: [String] = []
         var lastEvents: [String: [Int64: DatabaseEvent]] = [:]
@@ -770,7 +806,7 @@ import Testing
                 let isThere = rows[rowID] != nil
                 switch event.kind {
                 case .insert, .update:
-                    if !isThere { contradictions.append("\(describeEvent(event)), and the row is not there") }
+                    if !isThere && !tablesWithUnseenDeletions.contains(table) { contradictions.append("\(describeEvent(event)), and the row is not there") }
                 case .delete:
                     if isThere { contradictions.append("\(describeEvent(event)), and the row is there") }
                 }
