@@ -301,15 +301,17 @@ public final class Database {
     /// Ends a read transaction that outlived every statement, in autocommit
     /// mode.
     ///
-    /// SQLite sometimes leaves one behind: a statement that fails while
-    /// another of the connection runs (a trigger writing an FTS5 table, whose
-    /// module runs statements of its own, under a REPLACE that a foreign key
-    /// then fails) ends its write transaction, but keeps the read one, pinned
-    /// to the snapshot of that moment, after every statement has ended. The
-    /// connection then reads that old snapshot: `PRAGMA data_version` stays
+    /// SQLite sometimes leaves one behind. Seen on 3.40.1 with the update
+    /// hook: after an `INSERT OR REPLACE` into a table whose trigger writes
+    /// an FTS5 table (a module that runs statements of its own) failed on
+    /// a foreign key outside of any transaction, the connection was still
+    /// in a read transaction (`sqlite3_txn_state`), with autocommit on and
+    /// no statement running, pinned to the snapshot of that moment. It
+    /// then reads that old snapshot: `PRAGMA data_version` stays
     /// as it was after another connection's commit (an external change would
-    /// go unnoticed: `ExternalChangeDetector`), a fetch would read old rows,
-    /// and a write would fail with `SQLITE_BUSY_SNAPSHOT`. A statement that
+    /// go unnoticed: `ExternalChangeDetector`, whose test found it), a fetch
+    /// reads old rows, and a write that starts there may fail with
+    /// `SQLITE_BUSY_SNAPSHOT`. A statement that
     /// reads the file ends it when it ends (SQLite commits in autocommit
     /// mode once no statement runs); `PRAGMA data_version` is one of the
     /// cheapest.
