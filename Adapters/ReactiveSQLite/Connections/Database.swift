@@ -303,20 +303,20 @@ public final class Database {
     ///
     /// SQLite sometimes leaves one behind. Seen on 3.40.1 with the update
     /// hook: after an `INSERT OR REPLACE` into a table whose trigger writes
-    /// an FTS5 table (a module that runs statements of its own) failed on
-    /// a foreign key outside of any transaction, the connection was still
-    /// in a read transaction (`sqlite3_txn_state`), with autocommit on and
-    /// no statement running, pinned to the snapshot of that moment. It
-    /// then reads that old snapshot: `PRAGMA data_version` stays
-    /// as it was after another connection's commit (an external change would
-    /// go unnoticed: `ExternalChangeDetector`, whose test found it), a fetch
-    /// reads old rows, and a write that starts there may fail with
-    /// `SQLITE_BUSY_SNAPSHOT`. A statement that
-    /// reads the file ends it when it ends (SQLite commits in autocommit
-    /// mode once no statement runs); `PRAGMA data_version` is one of the
-    /// cheapest.
+    /// an FTS5 table (a module that runs statements of its own) failed on a
+    /// foreign key outside of any transaction, the connection was still in
+    /// a read transaction (`sqlite3_txn_state`), with autocommit on and no
+    /// statement running, pinned to the snapshot of that moment. It then
+    /// reads that old snapshot: its `PRAGMA data_version` stays as it was
+    /// after another connection's commit (the external change goes
+    /// unnoticed: `ExternalChangeDetector`, whose differential test found
+    /// it), a fetch reads old rows, and a write that starts there may fail
+    /// with `SQLITE_BUSY_SNAPSHOT`. A statement that reads the file ends it
+    /// when it ends (SQLite commits in autocommit mode once no statement
+    /// runs); `PRAGMA data_version` is one of the cheapest.
     ///
     /// Nothing to do in the usual case: one call of `sqlite3_txn_state`.
+    /// SQLCipher's SQLite 3.15 cannot tell: nothing is done there.
     private func endOrphanReadTransaction(_ connection: OpaquePointer) {
         guard _rsqlite_txn_state(connection) > 0 else { return }
         sqlite3_exec(connection, "PRAGMA data_version", nil, nil, nil)
