@@ -639,13 +639,13 @@ import Testing
         try await Self.run(kind: kind, tracking: tracking, seedOffset: 0)
     }
 
-    /// Other seeds that found bugs. 2002 and 2016: with the update hook,
-    /// a REPLACE into `item` that a foreign key fails, after the trigger
+    /// Seeds that found a bug, from a sweep of seed offsets in steps of
+    /// 1 000. With offsets 2 000 and 16 000, on a pool with the update hook,
+    /// a REPLACE into `item` that a foreign key failed, after the trigger
     /// wrote the FTS5 table, left the writer in a read transaction after
     /// its access (see `Database.endOrphanReadTransaction`): its
     /// `data_version` stayed, and the next commit of the other connection
-    /// was never detected. Both also meet the rows a REPLACE deletes
-    /// through a foreign-key action, which the update hook does not report.
+    /// was never detected.
     @Test(arguments: [2_000, 16_000])
     func observationsAgreeWithFreshFetchesUnderOtherSeeds(seedOffset: UInt64) async throws {
         try await Self.run(kind: .pool, tracking: .updateHookOnly, seedOffset: seedOffset)
