@@ -39,8 +39,8 @@ struct SQLiteReplica: AsyncParsableCommand {
             EXIT STATUS:
               0   SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed)
               1   PostgreSQL refused (the login, the database, a privilege, wal_level, a table \
-            without primary key, a missing publication), the replica stopped (a schema change, a change it does not match), \
-            or the replica file cannot be written
+            without primary key, a missing publication), the replica stopped (a schema change, \
+            a change it does not match), or the replica file cannot be written
               64  invalid command line
             """)
 

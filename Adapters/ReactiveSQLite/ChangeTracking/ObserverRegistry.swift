@@ -21,17 +21,19 @@ final class ObserverRegistry {
     /// The number of observations of each filter: the evaluator forgets a
     /// filter's statements when none is left.
     private var filterUses: [RowFilter: Int] = [:]
-    /// The pins of the observations whose filter pins a column to constants,
-    /// and the collation of each pinned column, by table and column
-    /// (lowercased): how its values are compared.
+    /// The pins of the observations whose filter pins a column to constants.
     private var pins: [Int: ValuePin] = [:]
     /// The window boundaries of the observations whose filter has a window.
     @exclusivity(unchecked) private var windows: [Int: WindowBoundary] = [:]
-    @exclusivity(unchecked) private var pinnedCollations: [String: [String: PinnedColumn.Collation]] = [:]
-    /// The number of pins of each pinned column, by table and column: a
-    /// column no pin is left on leaves `pinnedCollations`, so that the
-    /// row events of its table no longer read its values.
-    private var pinUses: [String: [String: Int]] = [:]
+    /// A pinned column: the collation its values compare under, and the
+    /// number of pins on it. A column no pin is left on is removed, so
+    /// that the row events of its table no longer read its values.
+    struct PinnedColumnUse {
+        var collation: PinnedColumn.Collation
+        var pinCount: Int
+    }
+    /// The pinned columns, by table and column (lowercased).
+    @exclusivity(unchecked) private var pinnedColumns: [String: [String: PinnedColumnUse]] = [:]
     private var nextID = 0
     /// Whether an observation watches a table, by name as the statements
     /// spell it; emptied whenever a region or the schema changes.
@@ -43,7 +45,7 @@ final class ObserverRegistry {
     /// The pinned columns whose values the row events of `table`
     /// (lowercased) read, lowercased and sorted.
     func pinnedColumns(ofTable table: String) -> [String] {
-        (pinnedCollations[table] ?? [:]).keys.sorted()
+        (pinnedColumns[table] ?? [:]).keys.sorted()
     }
 
     /// The registered observations, in registration order: the order of
@@ -74,8 +76,9 @@ final class ObserverRegistry {
         if filter?.window != nil, let window { windows[id] = window }
         if let pin {
             pins[id] = pin.pin
-            pinnedCollations[pin.pin.table, default: [:]][pin.pin.column] = pin.collation
-            pinUses[pin.pin.table, default: [:]][pin.pin.column, default: 0] += 1
+            // One collation per column: the column's own.
+            pinnedColumns[pin.pin.table, default: [:]][pin.pin.column, default: PinnedColumnUse(
+                collation: pin.collation, pinCount: 0)].pinCount += 1
         }
         regionIndex.insert(region, for: id, pinning: pin?.pin)
         watchedTables = [:]
@@ -109,16 +112,10 @@ final class ObserverRegistry {
             }
         }
         if let pin = pins.removeValue(forKey: id) {
-            let uses = pinUses[pin.table, default: [:]][pin.column, default: 1] - 1
-            if uses > 0 {
-                pinUses[pin.table]![pin.column] = uses
-            } else {
-                pinUses[pin.table]![pin.column] = nil
-                pinnedCollations[pin.table]?[pin.column] = nil
-                if pinUses[pin.table]!.isEmpty {
-                    pinUses[pin.table] = nil
-                    pinnedCollations[pin.table] = nil
-                }
+            pinnedColumns[pin.table]?[pin.column]?.pinCount -= 1
+            if pinnedColumns[pin.table]?[pin.column]?.pinCount == 0 {
+                pinnedColumns[pin.table]?[pin.column] = nil
+                if pinnedColumns[pin.table]?.isEmpty == true { pinnedColumns[pin.table] = nil }
             }
         }
         windows[id] = nil
@@ -135,8 +132,7 @@ final class ObserverRegistry {
         filterUses = [:]
         filteredTables = [:]
         pins = [:]
-        pinnedCollations = [:]
-        pinUses = [:]
+        pinnedColumns = [:]
         windows = [:]
         regionIndex = DatabaseRegionIndex()
         watchedTables = [:]
@@ -157,8 +153,7 @@ final class ObserverRegistry {
             if let region = regionIndex.remove(id) { regionIndex.insert(region, for: id) }
         }
         pins = [:]
-        pinnedCollations = [:]
-        pinUses = [:]
+        pinnedColumns = [:]
     }
 
     func observer(_ id: Int) -> (any DatabaseCommitObserver)? {
@@ -193,13 +188,13 @@ final class ObserverRegistry {
         pinnedValues values: (_ column: String, PinnedColumn.Collation) -> [IndexedValue]?,
         _ body: (_ id: Int, _ rowIDTable: String?) -> Void
     ) {
-        let collations = pinnedCollations.isEmpty ? nil : pinnedCollations[table]
-        guard let collations else {
+        let columns = pinnedColumns.isEmpty ? nil : pinnedColumns[table]
+        guard let columns else {
             forEachObserver(impactedBy: event, body)
             return
         }
         Self.forEachKey(in: &regionIndex, impactedBy: event, pinnedValues: { column in
-            collations[column].flatMap { values(column, $0) }
+            columns[column].flatMap { values(column, $0.collation) }
         }) { id in
             body(id, rowIDTables.isEmpty ? nil : rowIDTables[id])
         }
