@@ -159,10 +159,13 @@ let package = Package(
         .executableTarget(
             name: "sqlite-replica",
             dependencies: [
-                "ReactiveSQLitePostgres", "ReactiveSQLiteReplication", "ReactiveSQLite",
+                "ReactiveSQLitePostgres", "ReactiveSQLiteReplication", "ReactiveSQLite", "SignalForwarding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/sqlite-replica", swiftSettings: strictWarnings),
+
+        // The command-line tools' handling of SIGINT, SIGTERM and the like.
+        .target(name: "SignalForwarding", path: "Tools/SignalForwarding", swiftSettings: strictWarnings),
 
         // glibc's malloc_trim, which Swift's Glibc module does not declare.
         .target(name: "CMemory", path: "Tools/CMemory"),
@@ -173,7 +176,7 @@ let package = Package(
         .executableTarget(
             name: "sqlite-watch",
             dependencies: [
-                "ReactiveSQLite", "DatabaseRegions", "CMemory",
+                "ReactiveSQLite", "DatabaseRegions", "CMemory", "SignalForwarding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "ReactiveSQLiteServer", condition: .when(traits: ["Server"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import ArgumentParser
+import SignalForwarding
 import ReactiveSQLite
 import ReactiveSQLitePostgres
 import ReactiveSQLiteReplication
@@ -110,69 +111,14 @@ func note(_ text: String) {
 /// replication ends between two SQLite transactions; a second one ends the
 /// process at once, with status 0 (SQLite's own journal keeps the replica
 /// whole, and the next run resumes from its last commit).
-///
-/// A handler that only writes the signal to a pipe, read by a thread of
-/// its own. Not a blocked mask and `sigwait`: the mask set here would hold
-/// for this thread only, and the default action on the threads that Swift
-/// concurrency started before would kill the process (a test of SIGTERM
-/// saw it end by the signal).
 enum SignalWatcher {
-    /// `nonisolated(unsafe)`: written once by `start`, before the handler
-    /// that reads it is installed.
-    nonisolated(unsafe) static var writeEnd: Int32 = -1
-
     static func start(_ onSignal: @escaping @Sendable () -> Void) {
-        var ends: [Int32] = [-1, -1]
-        // No descriptor left: the signals keep their default action.
-        guard pipe(&ends) == 0 else { return }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
-        writeEnd = ends[1]
-        readEnd = ends[0]
-        var action = sigaction()
-        let forward: @convention(c) (Int32) -> Void = { number in
-            let savedErrno = errno
-            var byte = UInt8(truncatingIfNeeded: number)
-            _ = write(SignalWatcher.writeEnd, &byte, 1)
-            errno = savedErrno
+        // `SignalForwarding` calls its closure on one thread, one signal at
+        // a time: the count needs no lock.
+        nonisolated(unsafe) var signals = 0
+        SignalForwarding.start(signals: [SIGINT, SIGTERM, SIGHUP]) { _ in
+            signals += 1
+            if signals == 1 { onSignal() } else { exit(0) }
         }
-        #if canImport(Glibc)
-        action.__sigaction_handler.sa_handler = forward
-        #else
-        action.__sigaction_u.__sa_handler = forward
-        #endif
-        action.sa_flags = SA_RESTART
-        sigemptyset(&action.sa_mask)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        for number in [SIGINT, SIGTERM, SIGHUP] {
-            sigaction(number, &action, nil)
-            sigaddset(&unblocked, number)
-        }
-        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
-        let box = Unmanaged.passRetained(Action(onSignal)).toOpaque()
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { context in
-            let action = Unmanaged<Action>.fromOpaque(context!).takeRetainedValue()
-            var signals = 0
-            while true {
-                var byte: UInt8 = 0
-                let count = read(SignalWatcher.readEnd, &byte, 1)
-                if count < 0 && errno == EINTR { continue }
-                guard count == 1 else { return nil }
-                signals += 1
-                if signals == 1 { action.body() } else { exit(0) }
-            }
-        }, box)
-    }
-
-    /// `nonisolated(unsafe)`: written once by `start`, before the thread
-    /// that reads it is created.
-    nonisolated(unsafe) static var readEnd: Int32 = -1
-
-    /// The closure, handed to the thread.
-    final class Action: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 }

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SignalForwarding
 import Synchronization
 
 /// How the process ends: every exit goes through `exit(_:)`, which runs the
@@ -55,64 +56,14 @@ enum Lifecycle {
     /// Makes Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed) end
     /// the process with status 0, SIGQUIT (Ctrl-\\) end it as the signal
     /// does by default, each after the clean-ups and in any state of the
-    /// main thread; and ignores SIGPIPE (a closed output is seen as `EPIPE`).
-    ///
-    /// A signal handler that only writes the signal's number to a pipe,
-    /// and a thread of its own that reads the pipe and exits: the exit runs
-    /// as ordinary code, not inside the handler, and on no queue that a
-    /// stuck thread could hold. The handler is in place when this returns,
-    /// whichever thread the kernel picks for the signal.
-    ///
-    /// Not dispatch signal sources: on Linux they set the signal's action
-    /// on the manager thread after `resume()` returns, and a signal that
-    /// came between the two was ignored, so the tool, told to stop just
-    /// after it started, watched on (once in 300 early `SIGTERM`s).
+    /// main thread (`SignalForwarding`: the exit runs on a thread of its
+    /// own); and ignores SIGPIPE (a closed output is seen as `EPIPE`).
     static func handleTerminationSignals() {
         signal(SIGPIPE, SIG_IGN)
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            // No descriptor left: the signals keep their default action,
-            // which ends the process too, without the clean-ups.
-            return
+        SignalForwarding.start(signals: [SIGINT, SIGTERM, SIGHUP, SIGQUIT]) { signalNumber in
+            if signalNumber == SIGQUIT { endAsSignal(SIGQUIT) }
+            exit(.success)
         }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        // The handler must never block: a full pipe already holds a signal.
-        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
-        SignalPipe.writeEnd = ends[1]
-        let readEnd = ends[0]
-        let signalNumbers = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
-        var action = sigaction()
-        #if canImport(Glibc)
-        action.__sigaction_handler.sa_handler = SignalPipe.forward
-        #else
-        action.__sigaction_u.__sa_handler = SignalPipe.forward
-        #endif
-        action.sa_flags = SA_RESTART
-        sigemptyset(&action.sa_mask)
-        for signalNumber in signalNumbers {
-            sigaction(signalNumber, &action, nil)
-        }
-        // A parent may start the tool with these signals blocked (a
-        // process spawned from a dispatch worker thread inherits its mask,
-        // which blocks nearly all): blocked, they would wait forever. The
-        // reader thread inherits the unblocked mask, so at least one thread
-        // always takes them (dispatch's threads block them).
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        for signalNumber in signalNumbers { sigaddset(&unblocked, signalNumber) }
-        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
-        let reader = Thread {
-            while true {
-                var number: UInt8 = 0
-                let count = read(readEnd, &number, 1)
-                if count < 0 && errno == EINTR { continue }
-                guard count == 1 else { return }
-                if Int32(number) == SIGQUIT { endAsSignal(SIGQUIT) }
-                exit(.success)
-            }
-        }
-        reader.name = "sqlite-watch.signals"
-        reader.start()
     }
 
     /// Runs the clean-ups, then ends the process by `signalNumber` with its
@@ -140,22 +91,5 @@ enum Lifecycle {
             while true { pause() }
         }
         for cleanup in pending { cleanup() }
-    }
-}
-
-/// The write end of the pipe that carries signals from the handler to the
-/// thread that acts on them.
-private enum SignalPipe {
-    /// `nonisolated(unsafe)`: written once by `handleTerminationSignals()`
-    /// before the handler that reads it is installed, never written again.
-    nonisolated(unsafe) static var writeEnd: Int32 = -1
-
-    /// The signal handler: async-signal-safe, it writes one byte and keeps
-    /// `errno` as it found it.
-    static let forward: @convention(c) (Int32) -> Void = { signalNumber in
-        let savedErrno = errno
-        var number = UInt8(truncatingIfNeeded: signalNumber)
-        _ = write(writeEnd, &number, 1)
-        errno = savedErrno
     }
 }
