@@ -35,20 +35,21 @@ enum ChangeHooks {
         if preUpdate {
             sqlite3_preupdate_hook(
                 connection,
-                { context, connection, operation, _, table, oldKey, newKey in
-                    guard let context, let connection, let table else { return }
+                { context, connection, operation, schema, table, oldKey, newKey in
+                    guard let context, let connection, let schema, let table else { return }
                     let broker = Unmanaged<ObservationBroker>.fromOpaque(context).takeUnretainedValue()
                     PreUpdateChangeTracking.rowDidChange(
-                        broker, connection: connection, operation: operation, table: table,
+                        broker, connection: connection, operation: operation, schema: schema, table: table,
                         oldKey: oldKey, newKey: newKey)
                 }, context)
         } else {
             sqlite3_update_hook(
                 connection,
-                { context, operation, _, table, rowID in
-                    guard let context, let table else { return }
+                { context, operation, schema, table, rowID in
+                    guard let context, let schema, let table else { return }
                     let broker = Unmanaged<ObservationBroker>.fromOpaque(context).takeUnretainedValue()
-                    UpdateHookChangeTracking.rowDidChange(broker, operation: operation, table: table, rowID: rowID)
+                    UpdateHookChangeTracking.rowDidChange(
+                        broker, operation: operation, schema: schema, table: table, rowID: rowID)
                 }, context)
         }
     }

@@ -355,7 +355,9 @@ final class ObservationBroker {
     /// marked at its first change in the execution. Other unannounced
     /// tables are observed at table level.
     @inline(__always)
-    func hookedTable(_ table: UnsafePointer<CChar>) -> (name: String, info: TableHookInfo?, index: Int?)? {
+    func hookedTable(
+        _ table: UnsafePointer<CChar>, schema: UnsafePointer<CChar>
+    ) -> (name: String, info: TableHookInfo?, index: Int?)? {
         if let index = statements.current.writeIndex(ofTable: table) {
             // No observation watches the table, and no user observer wants
             // the statement's events.
@@ -364,7 +366,12 @@ final class ObservationBroker {
             {
                 return nil
             }
-            return (statements.current.effects.writes[index].name, statements.current.tableInfos[index], index)
+            var info = statements.current.tableInfos[index]
+            // A table of the same name in another schema (`main.t` beside
+            // `temp.t`): its columns are unknown, and its events concern
+            // every observer of the name, as those of an unknown table.
+            if let known = info, !known.describes(rowsOf: schema) { info = nil }
+            return (statements.current.effects.writes[index].name, info, index)
         }
         if let index = statements.current.virtualTableIndex(owningShadowTable: table) {
             markVirtualTable(at: index)

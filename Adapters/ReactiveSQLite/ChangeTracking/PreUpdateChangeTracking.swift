@@ -21,12 +21,12 @@ enum PreUpdateChangeTracking {
     @inline(__always)
     static func rowDidChange(
         _ broker: ObservationBroker, connection: OpaquePointer, operation: Int32,
-        table: UnsafePointer<CChar>, oldKey: Int64, newKey: Int64
+        schema: UnsafePointer<CChar>, table: UnsafePointer<CChar>, oldKey: Int64, newKey: Int64
     ) {
         #if REACTIVESQLITE_INTERNAL_CHECKS
         broker.rowEventCount += 1
         #endif
-        guard broker.isObserving, let (tableName, info, _) = broker.hookedTable(table) else { return }
+        guard broker.isObserving, let (tableName, info, _) = broker.hookedTable(table, schema: schema) else { return }
         let withoutRowID = info?.withoutRowID ?? false
         // The row, for the observations' row filters of the table, if any
         // (nothing is allocated otherwise).

@@ -15,6 +15,12 @@ internal import CSQLite
 ///
 /// Cached by the broker per table, and forgotten when the schema changes.
 struct TableHookInfo {
+    /// The schema that holds the table (`main`, `temp`, an attached
+    /// database's name), as a C string: the hooks also report the rows of
+    /// tables of the same name in other schemas (a temporary table that
+    /// hides a main one, or is hidden by it), whose columns this does not
+    /// describe (see `describes(rowsOf:)`).
+    var schemaName: [CChar]
     /// The columns, lowercased, in declaration order (generated ones included).
     var columns: [String]
     var withoutRowID: Bool
@@ -61,11 +67,20 @@ struct TableHookInfo {
 
     var isVirtual: Bool { shadowTablePrefix != nil }
 
+    /// Whether this describes the table of the schema a hook names
+    /// (`sqlite3_preupdate_hook`'s and `sqlite3_update_hook`'s database
+    /// argument), compared as SQLite compares schema names.
+    @inline(__always)
+    func describes(rowsOf schema: UnsafePointer<CChar>) -> Bool {
+        schemaName.withUnsafeBufferPointer { strcasecmp($0.baseAddress!, schema) == 0 }
+    }
+
     /// Reads the metadata of a table (not a view).
     ///
     /// When some of it cannot be read, assumes the worst: potential changes
     /// are notified, never missed.
     init(schema: TableSchema, database: Database, readsReplaceResolution: Bool) {
+        schemaName = Array(schema.schemaName.utf8CString)
         let columns = schema.columns.map(\.lowercasedIdentifier)
         self.columns = columns
         withoutRowID = schema.isWithoutRowID

@@ -19,12 +19,13 @@ enum UpdateHookChangeTracking {
     /// > in a rowid table. https://www.sqlite.org/c3ref/update_hook.html
     @inline(__always)
     static func rowDidChange(
-        _ broker: ObservationBroker, operation: Int32, table: UnsafePointer<CChar>, rowID: Int64
+        _ broker: ObservationBroker, operation: Int32, schema: UnsafePointer<CChar>, table: UnsafePointer<CChar>,
+        rowID: Int64
     ) {
         #if REACTIVESQLITE_INTERNAL_CHECKS
         broker.rowEventCount += 1
         #endif
-        guard broker.isObserving, let (tableName, info, index) = broker.hookedTable(table) else { return }
+        guard broker.isObserving, let (tableName, info, index) = broker.hookedTable(table, schema: schema) else { return }
         if operation != SQLITE_DELETE { broker.markHiddenDeletions(ofTableAt: index, named: tableName) }
         switch operation {
         case SQLITE_INSERT:
@@ -34,15 +35,21 @@ enum UpdateHookChangeTracking {
         case SQLITE_UPDATE:
             // No old values on this path: every column the statement may
             // update is a potential change, and so is every generated column.
+            guard let info else {
+                // Unknown columns (no metadata, or another schema's table of
+                // this name): a potential change of every row and column.
+                broker.dispatch(DatabaseEvent(kind: .insert(tableName: tableName), rowID: nil), operation)
+                return
+            }
             var columns = broker.updatedColumns(ofTableAt: index)
-            if let info, !columns.isEmpty { columns.formUnion(info.generatedColumns) }
+            if !columns.isEmpty { columns.formUnion(info.generatedColumns) }
             let kind: DatabaseEventKind =
                 columns.isEmpty ? .insert(tableName: tableName) : .update(tableName: tableName, columnNames: columns)
             let event = DatabaseEvent(kind: kind, rowID: rowID)
             // The hook reports the new rowid only. When the statement may
             // change rowids, the observers of the old rowid must hear of it
             // too: mark at table level.
-            if let info, !info.rowIDColumns.isDisjoint(with: columns) {
+            if !info.rowIDColumns.isDisjoint(with: columns) {
                 broker.dispatch(event, operation, markedAs: DatabaseEvent(kind: kind, rowID: nil))
             } else {
                 broker.dispatch(event, operation)

@@ -127,7 +127,7 @@ extension Database {
                 !columns.contains { $0.isSameIdentifier(as: candidate) }
             } ?? "rowid"
         return TableSchema(
-            name: tableName, isView: false, isWithoutRowID: isWithoutRowID, columns: columns,
+            name: tableName, schemaName: schemaName, isView: false, isWithoutRowID: isWithoutRowID, columns: columns,
             generatedColumns: generatedColumns, isVirtual: type == "virtual", primaryKey: primaryKey,
             rowIDName: rowIDName)
     }

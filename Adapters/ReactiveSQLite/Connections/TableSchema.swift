@@ -19,6 +19,9 @@ struct TableSchema: Sendable {
 
     /// The name as the schema spells it.
     var name: String
+    /// The schema that holds it (`main`, `temp`, an attached database's
+    /// name): the one SQLite reads for the unqualified name.
+    var schemaName = "main"
     var isView: Bool
     /// Whether the table is declared `WITHOUT ROWID`.
     var isWithoutRowID: Bool
