@@ -269,11 +269,15 @@ final class RowFilterEvaluator {
             let clear
         else { return nil }
         // The stored columns that are not generated (generated ones are
-        // computed again), and the rowid of a table with a hidden one.
+        // computed again), and the rowid of a table with a hidden one, by
+        // the first of its names that no column takes (`CREATE TABLE
+        // t(rowid TEXT)` leaves it `_rowid_` and `oid`; none left, SQL
+        // cannot read it, and it is not copied).
         let generated = Set(info.generatedColumns)
         let inserted = info.storedColumns.filter { !generated.contains($0.name) }
-        let bindsRowID = !info.withoutRowID && info.rowIDColumns.count == 1
-        let names = (bindsRowID ? ["rowid"] : []) + inserted.map { SQLLexer.quote($0.name) }
+        let rowIDName = ["rowid", "_rowid_", "oid"].first { !info.columns.contains($0) }
+        let bindsRowID = !info.withoutRowID && info.rowIDColumns.count == 1 && rowIDName != nil
+        let names = (bindsRowID ? [rowIDName!] : []) + inserted.map { SQLLexer.quote($0.name) }
         let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
         var insert: OpaquePointer?
         let sql = "INSERT INTO \(SQLLexer.quote(table)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
