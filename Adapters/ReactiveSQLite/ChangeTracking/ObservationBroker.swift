@@ -122,7 +122,8 @@ final class ObservationBroker {
         else { return nil }
         for pinned in filter.pinnedColumns {
             let column = pinned.column.lowercasedIdentifier
-            guard info.storedColumns.contains(where: { $0.name == column }), !info.generatedColumns.contains(column),
+            guard info.storedColumns.contains(where: { $0.name.utf8.elementsEqual(column.utf8) }),
+                !info.generatedColumns.contains(column),
                 !info.rowIDColumns.contains(column)
             else { continue }
             var declaredType: UnsafePointer<CChar>?

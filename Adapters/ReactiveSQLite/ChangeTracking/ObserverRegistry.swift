@@ -32,8 +32,10 @@ final class ObserverRegistry {
         var collation: PinnedColumn.Collation
         var pinCount: Int
     }
-    /// The pinned columns, by table and column (lowercased).
-    @exclusivity(unchecked) private var pinnedColumns: [String: [String: PinnedColumnUse]] = [:]
+    /// The pinned columns, by table and column (lowercased), compared as
+    /// bytes, as SQLite compares names: two spellings of "é" are two
+    /// columns, which Swift's `String` keys would merge.
+    @exclusivity(unchecked) private var pinnedColumns: [CaseInsensitiveName: [CaseInsensitiveName: PinnedColumnUse]] = [:]
     private var nextID = 0
     /// Whether an observation watches a table, by name as the statements
     /// spell it; emptied whenever a region or the schema changes.
@@ -45,7 +47,7 @@ final class ObserverRegistry {
     /// The pinned columns whose values the row events of `table`
     /// (lowercased) read, lowercased and sorted.
     func pinnedColumns(ofTable table: String) -> [String] {
-        (pinnedColumns[table] ?? [:]).keys.sorted()
+        (pinnedColumns[CaseInsensitiveName(table)] ?? [:]).keys.map(\.rawValue).sorted()
     }
 
     /// The registered observations, in registration order: the order of
@@ -77,8 +79,9 @@ final class ObserverRegistry {
         if let pin {
             pins[id] = pin.pin
             // One collation per column: the column's own.
-            pinnedColumns[pin.pin.table, default: [:]][pin.pin.column, default: PinnedColumnUse(
-                collation: pin.collation, pinCount: 0)].pinCount += 1
+            pinnedColumns[CaseInsensitiveName(pin.pin.table), default: [:]][
+                CaseInsensitiveName(pin.pin.column), default: PinnedColumnUse(collation: pin.collation, pinCount: 0)
+            ].pinCount += 1
         }
         regionIndex.insert(region, for: id, pinning: pin?.pin)
         watchedTables = [:]
@@ -112,10 +115,11 @@ final class ObserverRegistry {
             }
         }
         if let pin = pins.removeValue(forKey: id) {
-            pinnedColumns[pin.table]?[pin.column]?.pinCount -= 1
-            if pinnedColumns[pin.table]?[pin.column]?.pinCount == 0 {
-                pinnedColumns[pin.table]?[pin.column] = nil
-                if pinnedColumns[pin.table]?.isEmpty == true { pinnedColumns[pin.table] = nil }
+            let (table, column) = (CaseInsensitiveName(pin.table), CaseInsensitiveName(pin.column))
+            pinnedColumns[table]?[column]?.pinCount -= 1
+            if pinnedColumns[table]?[column]?.pinCount == 0 {
+                pinnedColumns[table]?[column] = nil
+                if pinnedColumns[table]?.isEmpty == true { pinnedColumns[table] = nil }
             }
         }
         windows[id] = nil
@@ -188,13 +192,13 @@ final class ObserverRegistry {
         pinnedValues values: (_ column: String, PinnedColumn.Collation) -> [IndexedValue]?,
         _ body: (_ id: Int, _ rowIDTable: String?) -> Void
     ) {
-        let columns = pinnedColumns.isEmpty ? nil : pinnedColumns[table]
+        let columns = pinnedColumns.isEmpty ? nil : pinnedColumns[CaseInsensitiveName(table)]
         guard let columns else {
             forEachObserver(impactedBy: event, body)
             return
         }
         Self.forEachKey(in: &regionIndex, impactedBy: event, pinnedValues: { column in
-            columns[column].flatMap { values(column, $0.collation) }
+            columns[CaseInsensitiveName(column)].flatMap { values(column, $0.collation) }
         }) { id in
             body(id, rowIDTables.isEmpty ? nil : rowIDTables[id])
         }
@@ -223,9 +227,9 @@ final class ObserverRegistry {
     }
 
     /// The row filter of an observation, when it is about `table`
-    /// (lowercased).
+    /// (lowercased; names compare as bytes).
     func filter(of id: Int, lowercasedTable table: String) -> RowFilter? {
-        guard let filter = filters[id], filter.table == table else { return nil }
+        guard let filter = filters[id], filter.table.utf8.elementsEqual(table.utf8) else { return nil }
         return filter
     }
 

@@ -189,3 +189,22 @@ struct RowFilter: Sendable, Hashable {
         return rest.isEmpty ? table : nil
     }
 }
+
+extension RowFilter {
+    /// Whether two filters are the same: the same texts, byte for byte (two
+    /// spellings of "é" are two columns for SQLite, one string for Swift's
+    /// `==`), and the same arguments. The table, the pins and the window's
+    /// terms follow from the texts.
+    static func == (lhs: RowFilter, rhs: RowFilter) -> Bool {
+        lhs.sql.utf8.elementsEqual(rhs.sql.utf8)
+            && (lhs.window?.orderText ?? "").utf8.elementsEqual((rhs.window?.orderText ?? "").utf8)
+            && lhs.window?.limit == rhs.window?.limit && lhs.arguments == rhs.arguments
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var sql = sql
+        sql.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(window?.limit)
+        hasher.combine(arguments)
+    }
+}

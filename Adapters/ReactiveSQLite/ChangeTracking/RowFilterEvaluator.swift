@@ -32,7 +32,8 @@ final class RowFilterEvaluator {
         var bindsRowID: Bool
     }
 
-    private var copies: [String: Copy] = [:]
+    /// The copies, by table (names compare as bytes, as SQLite's do).
+    private var copies: [CaseInsensitiveName: Copy] = [:]
     /// The text encoding of the observed database (`PRAGMA encoding`), which
     /// the private database takes before its first table: BINARY compares
     /// texts as bytes in the database's encoding.
@@ -152,16 +153,17 @@ final class RowFilterEvaluator {
         of table: String, side: Side, key: Int64, info: TableHookInfo, hookConnection: OpaquePointer
     ) -> OpaquePointer? {
         guard let definition = info.createTableSQL, let connection = open() else { return nil }
-        if let copy = copies[table], copy.definition != definition {
+        let name = CaseInsensitiveName(table)
+        if let copy = copies[name], !copy.definition.utf8.elementsEqual(definition.utf8) {
             // Another definition than the copy's: make every copy again.
             reset()
             return copyRow(of: table, side: side, key: key, info: info, hookConnection: hookConnection)
         }
-        if copies[table] == nil {
+        if copies[name] == nil {
             guard let copy = makeCopy(table, definition: definition, info: info, in: connection) else { return nil }
-            copies[table] = copy
+            copies[name] = copy
         }
-        guard let copy = copies[table], let insert = copy.insert else { return nil }
+        guard let copy = copies[name], let insert = copy.insert else { return nil }
         let cleared = sqlite3_step(copy.clear) == SQLITE_DONE
         sqlite3_reset(copy.clear)
         guard cleared else { return nil }
