@@ -312,12 +312,13 @@ final class ObservationBroker {
         }
         guard !filtered.isEmpty else { return }
         var concerned = [Bool](repeating: false, count: filtered.count)
+        let likeIsUnknown = database.configuration.connectionSettings.caseSensitiveLikeMayBeSet.load(ordering: .acquiring)
         for side in row.sides.list {
             let pending = filtered.indices.filter { !concerned[$0] }
             guard !pending.isEmpty else { break }
             let answers = filterEvaluator.matches(
                 pending.map { filtered[$0].filter }, boundaries: pending.map { filtered[$0].boundary }, side: side,
-                key: row.key, info: row.info, hookConnection: row.connection)
+                key: row.key, info: row.info, hookConnection: row.connection, likeIsUnknown: likeIsUnknown)
             // An answer it cannot give (nil) concerns the observation.
             for (index, answer) in zip(pending, answers) where answer != false { concerned[index] = true }
         }

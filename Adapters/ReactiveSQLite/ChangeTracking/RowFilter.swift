@@ -29,6 +29,9 @@ struct RowFilter: Sendable, Hashable {
     /// (`1` when there is none) as written.
     let fromText: String
     let whereText: String
+    /// Whether the clause uses `LIKE` (the operator or the function), whose
+    /// case sensitivity `PRAGMA case_sensitive_like` sets per connection.
+    let usesLike: Bool
 
     /// Functions whose value is not a function of their arguments and the
     /// row: the copy would not give the query's answer.
@@ -56,6 +59,7 @@ struct RowFilter: Sendable, Hashable {
         var groups = false
         var selectCount = 0
         var semicolon: Int?
+        var usesLike = false
         var qualifies = SQLLexer.visitTokens(of: bytes) { token, range in
             switch token {
             case .openingParenthesis: depth += 1
@@ -66,6 +70,7 @@ struct RowFilter: Sendable, Hashable {
             case .word(let word):
                 let upper = word.uppercased()
                 if upper == "SELECT" { selectCount += 1 }
+                if upper == "LIKE" { usesLike = true }
                 if Self.excludedFunctions.contains(upper) { return false }
                 if ["UNION", "INTERSECT", "EXCEPT", "WITH", "VALUES", "JOIN", "INDEXED"].contains(upper) { return false }
                 if depth == 0 {
@@ -149,6 +154,7 @@ struct RowFilter: Sendable, Hashable {
         self.arguments = filterArguments
         self.fromText = fromText
         self.whereText = whereText
+        self.usesLike = usesLike
         self.window = window
         pinnedColumns = !hasWhere ? [] : PinnedColumn.terms(ofWhereClause: bytes[whereStart..<whereEnd]) { name, position in
             if name == "?" {

@@ -103,14 +103,18 @@ final class RowFilterEvaluator {
     ///   - boundaries: For each filter, the values of its window's
     ///     boundary (`RowWindow`), or nil: a row that sorts after the
     ///     boundary does not match.
+    ///   - likeIsUnknown: Whether the queries' `LIKE` may not be the
+    ///     private database's (`ConnectionSettings`): a filter that uses
+    ///     it cannot tell.
     func matches(
         _ filters: [RowFilter], boundaries: [[DatabaseValue]?], side: Side, key: Int64, info: TableHookInfo,
-        hookConnection: OpaquePointer
+        hookConnection: OpaquePointer, likeIsUnknown: Bool
     ) -> [Bool?] {
         guard let table = filters.first?.table,
             let connection = copyRow(of: table, side: side, key: key, info: info, hookConnection: hookConnection)
         else { return filters.map { _ in nil } }
         return zip(filters, boundaries).map { filter, boundary in
+            if filter.usesLike && likeIsUnknown { return nil }
             let statement: OpaquePointer?
             if let boundary, let window = filter.window {
                 statement = windowStatement(of: filter, in: connection)

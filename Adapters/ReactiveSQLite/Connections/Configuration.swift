@@ -1,3 +1,4 @@
+import Synchronization
 /// How a `DatabaseQueue` or a `DatabasePool` opens and uses its connections.
 ///
 /// ```swift
@@ -170,6 +171,10 @@ public struct Configuration: Sendable {
     /// `DatabaseError` (`SQLITE_MISUSE`).
     public var prepareDatabase: (@Sendable (Database) throws -> Void)?
 
+    /// What the connections made with this configuration (and its copies)
+    /// learn of each other's settings.
+    let connectionSettings = ConnectionSettings()
+
     /// Creates the default configuration.
     public init() {}
 
@@ -183,4 +188,15 @@ public struct Configuration: Sendable {
         let (seconds, attoseconds) = busyTimeout.components
         return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
+}
+
+/// Settings that any connection of a configuration may have changed, for
+/// the others: a pool's writer evaluates row filters for queries that its
+/// readers run.
+final class ConnectionSettings: Sendable {
+    /// Whether one of the connections compiled `PRAGMA case_sensitive_like
+    /// = ...` (see `Database.authorizerAnswer`): a query may then compare
+    /// with a `LIKE` that the private database of `RowFilterEvaluator` does
+    /// not have. The pragma cannot be read back: once set, for good.
+    let caseSensitiveLikeMayBeSet = Atomic<Bool>(false)
 }

@@ -54,7 +54,9 @@ extension Database {
     /// after a schema change.
     ///
     /// It also notes a `PRAGMA synchronous` that sets the level of the main
-    /// database (`compiledSynchronousPragma`).
+    /// database (`compiledSynchronousPragma`), and a `PRAGMA
+    /// case_sensitive_like` that sets how `LIKE` compares
+    /// (`ConnectionSettings.caseSensitiveLikeMayBeSet`).
     @inline(__always)
     fileprivate func authorizerAnswer(
         action: Int32, _ argument1: UnsafePointer<CChar>?, _ argument2: UnsafePointer<CChar>?,
@@ -69,6 +71,9 @@ extension Database {
                 argument3.map({ strcasecmp($0, "main") == 0 }) ?? true
             {
                 compiledSynchronousPragma = true
+            }
+            if argument2 != nil, let argument1, strcasecmp(argument1, "case_sensitive_like") == 0 {
+                configuration.connectionSettings.caseSensitiveLikeMayBeSet.store(true, ordering: .releasing)
             }
             return SQLITE_OK
         case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
