@@ -26,6 +26,7 @@ struct GeneratedColumnDependencies {
         let tokens = Self.tokens(of: sql)
         guard let open = tokens.firstIndex(of: .open) else { return nil }
         let known = Set(columns)
+        let generated = Set(generatedColumns)
         var depth = 0
         var definition: [Token] = []
         var index = open + 1
@@ -35,13 +36,13 @@ struct GeneratedColumnDependencies {
             switch token {
             case .open: depth += 1
             case .close where depth == 0:
-                guard record(definition, known: known) else { return nil }
+                guard record(definition, known: known, generated: generated) else { return nil }
                 definition = []
                 index = tokens.count
                 continue
             case .close: depth -= 1
             case .comma where depth == 0:
-                guard record(definition, known: known) else { return nil }
+                guard record(definition, known: known, generated: generated) else { return nil }
                 definition = []
                 continue
             default: break
@@ -53,19 +54,22 @@ struct GeneratedColumnDependencies {
     }
 
     /// Records the dependencies of one definition of the column list, when
-    /// it is a generated column. False when it looks generated but cannot
-    /// be read.
-    private mutating func record(_ definition: [Token], known: Set<String>) -> Bool {
-        guard case .identifier(let name)? = definition.first, known.contains(name) else { return true }
-        // `AS (` at the top level of the definition: `CAST(x AS t)` in a
-        // DEFAULT or CHECK is inside parentheses.
+    /// it is a generated column (`generated`: the schema says which). False
+    /// when it cannot be read.
+    private mutating func record(_ definition: [Token], known: Set<String>, generated: Set<String>) -> Bool {
+        guard case .identifier(let name)? = definition.first, known.contains(name), generated.contains(name) else {
+            return true
+        }
+        // The keyword `AS` then `(` at the top level of the definition:
+        // `CAST(x AS t)` in a DEFAULT or CHECK is inside parentheses, and a
+        // quoted type name `"AS"(1)` is not the keyword.
         var depth = 0
         var start: Int?
         for (offset, token) in definition.enumerated() {
             switch token {
             case .open: depth += 1
             case .close: depth -= 1
-            case .identifier("as") where depth == 0:
+            case .as where depth == 0:
                 if offset + 1 < definition.count, definition[offset + 1] == .open { start = offset + 2 }
             default: break
             }
@@ -118,6 +122,8 @@ struct GeneratedColumnDependencies {
     enum Token: Equatable {
         /// A bare word or a quoted identifier, unquoted and lowercased.
         case identifier(String)
+        /// The bare word `AS`, a keyword (a quoted `"as"` is an identifier).
+        case `as`
         case open
         case close
         case comma
@@ -131,7 +137,10 @@ struct GeneratedColumnDependencies {
         var tokens: [Token] = []
         _ = SQLLexer.visitTokens(of: sql) { token in
             switch token {
-            case .word(let word), .quotedIdentifier(let word): tokens.append(.identifier(word.lowercasedIdentifier))
+            case .word(let word):
+                let lowercased = word.lowercasedIdentifier
+                tokens.append(lowercased == "as" ? .as : .identifier(lowercased))
+            case .quotedIdentifier(let word): tokens.append(.identifier(word.lowercasedIdentifier))
             case .openingParenthesis: tokens.append(.open)
             case .closingParenthesis: tokens.append(.close)
             case .comma: tokens.append(.comma)
