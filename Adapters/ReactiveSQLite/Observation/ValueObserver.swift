@@ -206,7 +206,16 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
             let row = try SQLRequest<Row>(
                 sql: rowWindow.boundarySQL(from: filter.fromText, where: filter.whereText), arguments: filter.arguments
             ).fetchOne(db)
-            boundary.update(commit: commit, values: row?.databaseValues)
+            let values = row?.databaseValues
+            // A text that is not valid UTF-8 (a lone surrogate of a UTF-16
+            // database, which SQLite reads as such bytes) does not survive
+            // the copy into the private database, where it becomes U+FFFD:
+            // such a boundary would place rows wrongly. None then.
+            if values?.contains(where: \.isInvalidUTF8Text) == true {
+                boundary.forget()
+                return
+            }
+            boundary.update(commit: commit, values: values)
         } catch {
             boundary.forget()
         }
