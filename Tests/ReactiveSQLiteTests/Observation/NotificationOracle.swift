@@ -12,11 +12,15 @@ enum NotificationOracle {
     /// Runs `steps` writes from `randomWrite`; returns the notifications
     /// needed and those not needed.
     ///
-    /// - Parameter waitsForEachValue: Whether each observation's value
-    ///   equals a fresh fetch after each write before the next one.
+    /// - Parameters:
+    ///   - waitsForEachValue: Whether each observation's value equals a
+    ///     fresh fetch after each write before the next one.
+    ///   - onWastedNotification: Called with the index of the query and the
+    ///     write of each notification not needed.
     static func run(
         _ test: TestDatabase, queries: [String], steps: Int, waitsForEachValue: Bool = false,
-        random: inout SplitMix64, randomWrite: (inout SplitMix64) -> String
+        random: inout SplitMix64, randomWrite: (inout SplitMix64) -> String,
+        onWastedNotification: (_ query: Int, _ write: String) -> Void = { _, _ in }
     ) async throws -> (needed: Int, wasted: Int) {
         let recorders = queries.map { _ in Recorder<[Row]>() }
         let told = queries.map { _ in LockedState(0) }
@@ -54,6 +58,7 @@ enum NotificationOracle {
                     #expect(wasTold, "step \(step): \(queries[index]) was not told of \(write)")
                 } else if wasTold {
                     wasted += 1
+                    onWastedNotification(index, write)
                 }
             }
             if waitsForEachValue { try await waitForFreshValues(after) }

@@ -262,6 +262,11 @@ import TestSupport
         }
     }
 
+    /// Whether the engine gives up on a query's clause (see `randomTerm`).
+    static func givesUp(_ query: String) -> Bool {
+        query.contains("(SELECT avg(a) FROM t)") || query.contains("random()")
+    }
+
     static func randomWrite(using random: inout SplitMix64) -> String {
         let id = Int.random(in: 1...220, using: &random)
         let n = Int.random(in: 0..<10, using: &random)
@@ -291,12 +296,26 @@ import TestSupport
             }
             queries.append("SELECT * FROM t WHERE \(clause) ORDER BY id")
         }
+        var unexplained: [String] = []
+        var wastedByFilters = 0
         let (needed, wasted) = try await NotificationOracle.run(
-            test, queries: queries, steps: 150, random: &random, randomWrite: Self.randomWrite(using:))
+            test, queries: queries, steps: 150, random: &random, randomWrite: Self.randomWrite(using:)
+        ) { index, write in
+            guard !Self.givesUp(queries[index]) else { return }
+            wastedByFilters += 1
+            // A REPLACE deletes a row and inserts one again, maybe with the
+            // same values: both changes concern the observation, which no
+            // row event tells apart from a real change.
+            if !write.hasPrefix("INSERT OR REPLACE") { unexplained.append("\(queries[index]) <- \(write)") }
+        }
         let share = Double(wasted) / Double(max(1, needed + wasted))
-        print("RowFilterDifferentialTests (\(kind)): \(needed) notifications needed, \(wasted) not needed (\((share * 1000).rounded() / 10)% of all)")
-        // Only the filters the engine gives up on, and multi-row commits of
-        // matched rows that change nothing the query selects, waste one.
-        #expect(share < 0.25, "\(wasted) wasted of \(needed + wasted)")
+        print("""
+            RowFilterDifferentialTests (\(kind)): \(needed) notifications needed, \(wasted) not needed \
+            (\((share * 1000).rounded() / 10)% of all), \(wastedByFilters) of them for clauses the engine filters
+            """)
+        // Only the clauses the engine gives up on, and REPLACEs that write a
+        // row again as it was, waste a notification (seeds 33 to 48 checked).
+        #expect(unexplained.isEmpty, "\(unexplained.count) notifications not needed: \(unexplained.prefix(3))")
+        #expect(needed > 500)
     }
 }
