@@ -601,39 +601,50 @@ final class ObservationBroker {
     /// `RAISE(ABORT)`) undoes the statement, and leaves `sqlite3_changes()`
     /// at 0. A failure with FAIL (`OR FAIL`, `ON CONFLICT FAIL`,
     /// `RAISE(FAIL)`) keeps the rows changed before it, which
-    /// `sqlite3_changes()` counts, except those changed by triggers: when no
-    /// row of the statement itself was kept, its triggers' changes may
-    /// remain if something could fail with FAIL, and are kept, conservatively.
+    /// `sqlite3_changes()` counts, except those changed by triggers and
+    /// those a REPLACE deleted: when no row of the statement itself was
+    /// kept, such changes may remain if something could fail with FAIL,
+    /// and are kept, conservatively.
     private func keepsChangesOfFailedStatement(_ statement: Statement, _ context: StatementContext) -> Bool {
         guard let connection = database.connection else { return false }
         if sqlite3_changes(connection) > 0 { return true }
-        guard context.effects.writesThroughTriggers else { return false }
         return context.tableInfos.contains { $0?.mayFailKeepingChanges ?? true }
             || SQLLexer.containsKeyword("FAIL", in: statement.sql)
     }
 
-    /// Marks the changes of a statement that no row event reports: a
-    /// schema change (dropped or altered tables, dropped views), a virtual
-    /// table whose module keeps no shadow table, a WITHOUT ROWID table on the
-    /// update-hook path, the rowids a VACUUM renumbers.
+    /// Marks the changes of a statement that kept its changes, which no
+    /// row event reports: a schema change (dropped, altered or created
+    /// tables, dropped or created views), a written virtual table whose
+    /// shadow tables showed no change during the statement (a module
+    /// without shadow tables, or one that writes them at the commit: FTS5
+    /// with `columnsize=0`), a WITHOUT ROWID table on the update-hook path,
+    /// the rowids a VACUUM renumbers.
     private func markWhatNoHookReports(_ context: StatementContext, succeeded: Bool) {
-        guard succeeded else { return }
-        for table in context.effects.restructuredTables {
-            registry.forEachObserver(impactedBy: DatabaseEvent(kind: .delete(tableName: table), rowID: nil)) {
-                id, rowIDTable in
-                outcome.levels.mark(id)
-                if rowIDTable != nil { outcome.levels.recordUnknownRows(forObserver: id) }
+        if succeeded {
+            for table in context.effects.restructuredTables {
+                registry.forEachObserver(impactedBy: DatabaseEvent(kind: .delete(tableName: table), rowID: nil)) {
+                    id, rowIDTable in
+                    outcome.levels.mark(id)
+                    if rowIDTable != nil { outcome.levels.recordUnknownRows(forObserver: id) }
+                }
             }
+            if context.effects.changesSchema { outcome.levels.markSchemaChange() }
         }
-        if context.effects.changesSchema { outcome.levels.markSchemaChange() }
+        // The statement's own rows count in `sqlite3_changes`; its
+        // triggers' (an `INSTEAD OF` trigger of a view) do not.
+        let changedRows = sqlite3_changes(database.connection) > 0 || context.effects.writesThroughTriggers
         for (index, info) in context.tableInfos.enumerated() {
-            guard let info, (info.isVirtual && !info.hasShadowTables) || (info.withoutRowID && !usesPreUpdateHook),
-                index < context.pendingVirtualTables.count, context.pendingVirtualTables[index],
-                sqlite3_changes(database.connection) > 0
+            guard changedRows, let info, info.isVirtual || (info.withoutRowID && !usesPreUpdateHook),
+                index < context.pendingVirtualTables.count, context.pendingVirtualTables[index]
             else { continue }
             mark(impactedBy: DatabaseEvent(kind: .insert(tableName: context.effects.writes[index].name), rowID: nil))
         }
-        for table in context.renumberedTables {
+        // Update-hook path: a REPLACE deleted a row unseen, and the statement
+        // failed (FAIL kept the deletion) before any row event could mark it.
+        for (index, pending) in context.pendingHiddenDeletions.enumerated() where pending && !succeeded {
+            mark(impactedBy: DatabaseEvent(kind: .delete(tableName: context.effects.writes[index].name), rowID: nil))
+        }
+        for table in context.renumberedTables where succeeded {
             // The rowids change, not the columns: observations of some
             // columns of every row are not concerned.
             mark(impactedBy: DatabaseEvent(kind: .update(tableName: table, columnNames: ["rowid"]), rowID: nil))

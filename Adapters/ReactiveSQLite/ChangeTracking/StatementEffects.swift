@@ -40,9 +40,11 @@ struct StatementEffects {
     /// Written tables, at most a handful per statement.
     private(set) var writes: [TableWrites] = []
     private(set) var savepoint: SavepointAction?
-    /// Tables the statement drops or alters. No hook reports such a change,
-    /// yet it may break or change what observers of these tables fetch: the
-    /// broker tells them after the statement succeeds.
+    /// Tables the statement drops, alters or creates (a table or view
+    /// created in `temp` hides the main table of its name from then on).
+    /// No hook reports such a change, yet it may break or change what
+    /// observers of these tables fetch: the broker tells them after the
+    /// statement succeeds.
     private(set) var restructuredTables: [String] = []
 
     /// Whether the statement sets `PRAGMA query_only`, which a read access
@@ -112,9 +114,13 @@ struct StatementEffects {
                 if argument4 != nil { writes.isWrittenByTrigger = true }
             }
             if argument4 != nil { writesThroughTriggers = true }
-        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE:
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE,
+            SQLITE_CREATE_TABLE, SQLITE_CREATE_TEMP_TABLE, SQLITE_CREATE_VIEW, SQLITE_CREATE_TEMP_VIEW,
+            SQLITE_CREATE_VTABLE:
             // argument1: the table or view. A dropped view changes what the
-            // observations that read it read (they watch it by name).
+            // observations that read it read (they watch it by name); so
+            // does a table or view created with the name of the one they
+            // read, in a schema that SQLite searches first (`temp`).
             if let argument1, strncasecmp(argument1, "sqlite_", 7) != 0 {
                 restructuredTables.append(String(cString: argument1))
             }
