@@ -630,12 +630,13 @@ final class ObservationBroker {
             }
             if context.effects.changesSchema { outcome.levels.markSchemaChange() }
         }
-        // The statement's own rows count in `sqlite3_changes`; its
-        // triggers' (an `INSTEAD OF` trigger of a view) do not.
-        let changedRows = sqlite3_changes(database.connection) > 0 || context.effects.writesThroughTriggers
         for (index, info) in context.tableInfos.enumerated() {
-            guard changedRows, let info, info.isVirtual || (info.withoutRowID && !usesPreUpdateHook),
-                index < context.pendingVirtualTables.count, context.pendingVirtualTables[index]
+            // The statement's own rows count in `sqlite3_changes`; its
+            // triggers' (an `INSTEAD OF` trigger of a view) do not. Read
+            // only for such a table: most statements write none.
+            guard let info, info.isVirtual || (info.withoutRowID && !usesPreUpdateHook),
+                index < context.pendingVirtualTables.count, context.pendingVirtualTables[index],
+                context.effects.writesThroughTriggers || sqlite3_changes(database.connection) > 0
             else { continue }
             mark(impactedBy: DatabaseEvent(kind: .insert(tableName: context.effects.writes[index].name), rowID: nil))
         }

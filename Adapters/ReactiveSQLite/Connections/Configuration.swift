@@ -1,4 +1,5 @@
 import Synchronization
+
 /// How a `DatabaseQueue` or a `DatabasePool` opens and uses its connections.
 ///
 /// ```swift
