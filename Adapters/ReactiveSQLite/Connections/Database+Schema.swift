@@ -52,6 +52,19 @@ extension Database {
         return schema
     }
 
+    /// The versions of the main and temporary schemas (`PRAGMA
+    /// schema_version` of each): while both stay the same, an unqualified
+    /// table name resolves to the same table, of the same shape. A temporary
+    /// table may hide a main one of its name; the versions of attached
+    /// databases are not read.
+    ///
+    /// - Complexity: Two pragmas, which read the databases' headers.
+    func resolutionSchemaVersions() throws -> ResolutionSchemaVersions {
+        ResolutionSchemaVersions(
+            main: try SQLRequest<Int32>(sql: "PRAGMA main.schema_version").fetchOne(self) ?? 0,
+            temp: try SQLRequest<Int32>(sql: "PRAGMA temp.schema_version").fetchOne(self) ?? 0)
+    }
+
     /// Clears the schema cache, and the statement cache, when another
     /// connection changed the schema since they were filled; makes SQLite
     /// itself reload the schema then.
@@ -174,4 +187,11 @@ extension Database {
             (try row[3] as String) == "pk"
         }
     }
+}
+
+/// The versions of the schemas in which an unqualified name is resolved
+/// first (see `Database.resolutionSchemaVersions()`).
+struct ResolutionSchemaVersions: Equatable, Sendable {
+    var main: Int32
+    var temp: Int32
 }

@@ -694,4 +694,25 @@ extension IncrementalAdversarialTests {
         ])
         try await Self.run(scenario, kind: .inMemoryQueue)
     }
+
+    /// A hiding temporary table whose columns come in another order, then
+    /// one whose `id` is a plain column (its rowids are not the ids): the
+    /// incremental fetches must not reuse what they learnt of `main.t`.
+    @Test(arguments: [
+        "CREATE TEMP TABLE t (name, score, u UNIQUE, id INTEGER PRIMARY KEY)",
+        "CREATE TEMP TABLE t (id, u UNIQUE, score, name)",
+        "CREATE TEMP TABLE t (id INTEGER PRIMARY KEY, u UNIQUE, score, name) WITHOUT ROWID",
+    ])
+    func hidingTemporaryTableOfAnotherShape(create: String) async throws {
+        let scenario = AdvScenario.ipkScenario("hiding temporary table of another shape", steps: [
+            "!" + create + "; INSERT INTO temp.t (id, u, score, name) VALUES (7, 'a', 9, 'temp7'), (8, 'b', 3, 'temp8')",
+            "UPDATE temp.t SET score = 10 WHERE id = 8",
+            "UPDATE main.t SET score = 9 WHERE id = 2",
+            "INSERT INTO temp.t (id, u, score, name) VALUES (2, 'c', 8, 'temp2')", // no tie: the rowid orders ties
+            "DELETE FROM temp.t WHERE id = 7",
+            "!DROP TABLE temp.t",
+            "UPDATE main.t SET score = 9 WHERE id = 3",
+        ])
+        try await Self.run(scenario, kind: .inMemoryQueue)
+    }
 }

@@ -42,17 +42,19 @@ final class RowDifferencesFetch: Sendable {
     private let isOrdered: Bool
 
     private struct State {
-        /// The identity inferred for the columns of the last fetch.
-        var inferred: (columnNames: [String], identity: RowIdentity)?
+        /// The identity inferred for the columns and schemas of the last
+        /// fetch: a temporary table may hide the main one with the same
+        /// columns and another key.
+        var inferred: (columnNames: [String], schemas: ResolutionSchemaVersions, identity: RowIdentity)?
         /// The columns for which the key column did not identify the rows
         /// by unique integers: they are fetched as `Row` values.
         var unkeyedColumns: [String]?
         /// The last keyed result: the next full fetch compares its rows
         /// with it as they come (see `KeyedResult.fetch`).
         var lastKeyed: KeyedResult?
-        /// The lookup of rows by key, for the columns and schema version
-        /// it was made for (nil: the query does not qualify).
-        var lookup: (columnNames: [String], schemaVersion: Int32, lookup: RowLookup?)?
+        /// The lookup of rows by key, for the columns and schemas it was
+        /// made for (nil: the query does not qualify).
+        var lookup: (columnNames: [String], schemas: ResolutionSchemaVersions, lookup: RowLookup?)?
     }
 
     private let state = LockedState(State())
@@ -77,8 +79,10 @@ final class RowDifferencesFetch: Sendable {
     private static let generations = LockedState(0)
 
     /// The statement's columns and the rows' identity, once the statement
-    /// is checked.
-    private func shape(_ db: Database) throws -> (columnNames: [String], identity: RowIdentity) {
+    /// is checked, and the versions of the schemas they were read at.
+    private func shape(
+        _ db: Database
+    ) throws -> (columnNames: [String], identity: RowIdentity, schemas: ResolutionSchemaVersions) {
         let statement = try db.cachedStatement(sql: sql)
         // The fetch runs the statement after each commit: it must change nothing.
         guard statement.isReadOnly, statement.columnCount > 0 else {
@@ -88,13 +92,14 @@ final class RowDifferencesFetch: Sendable {
                 sql: sql)
         }
         let columnNames = statement.columnNames
-        if let identity { return (columnNames, identity) }
-        if let known = state.withLock({ $0.inferred }), known.columnNames == columnNames {
-            return known
+        let schemas = try db.resolutionSchemaVersions()
+        if let identity { return (columnNames, identity, schemas) }
+        if let known = state.withLock({ $0.inferred }), known.columnNames == columnNames, known.schemas == schemas {
+            return (columnNames, known.identity, schemas)
         }
         let inferred = try RowIdentity.inferred(fromSQL: sql, in: db)
-        state.withLock { $0.inferred = (columnNames, inferred) }
-        return (columnNames, inferred)
+        state.withLock { $0.inferred = (columnNames, schemas, inferred) }
+        return (columnNames, inferred, schemas)
     }
 
     /// The index of the one key column, when the rows may be kept as a
@@ -110,7 +115,7 @@ final class RowDifferencesFetch: Sendable {
 
     /// The whole result.
     func fetch(_ db: Database) throws -> FetchedResult {
-        let (columnNames, identity) = try shape(db)
+        let (columnNames, identity, _) = try shape(db)
         if let keyIndex = keyIndex(identity: identity, columnNames: columnNames) {
             if let result = try KeyedResult.fetch(
                 db, sql: sql, arguments: arguments, columnNames: columnNames, keyIndex: keyIndex,
@@ -137,7 +142,7 @@ final class RowDifferencesFetch: Sendable {
         guard !isOrdered else { return nil }
         return IncrementalFetch(
             resolvingTable: { [self] db in
-                let (_, identity) = try shape(db)
+                let (_, identity, _) = try shape(db)
                 guard case .primaryKey(let table, let columns) = identity, columns.count == 1 else { return nil }
                 let schema = try db.existingTableSchema(named: table)
                 guard case .rowID(column: let column?) = schema.primaryKey,
@@ -146,9 +151,9 @@ final class RowDifferencesFetch: Sendable {
                 return schema.name
             },
             isApplicable: { [self] db, _ in
-                let (columnNames, identity) = try shape(db)
+                let (columnNames, identity, schemas) = try shape(db)
                 guard let keyIndex = keyIndex(identity: identity, columnNames: columnNames) else { return false }
-                return try lookup(db, columnNames: columnNames, keyIndex: keyIndex) != nil
+                return try lookup(db, columnNames: columnNames, keyIndex: keyIndex, schemas: schemas) != nil
             },
             rowIDsInRanges: { previous, ranges in
                 guard let previous = previous as? FetchedResult, case .keyed(let result) = previous.rows else {
@@ -169,10 +174,10 @@ final class RowDifferencesFetch: Sendable {
             rowIDs.count <= max(64, result.count / 4)
         else { return nil }
         // A schema change may have changed the columns, the key or the plan.
-        let (columnNames, identity) = try shape(db)
+        let (columnNames, identity, schemas) = try shape(db)
         guard columnNames == previous.columnNames, identity == previous.identity,
             keyIndex(identity: identity, columnNames: columnNames) == result.keyIndex,
-            let lookup = try lookup(db, columnNames: columnNames, keyIndex: result.keyIndex),
+            let lookup = try lookup(db, columnNames: columnNames, keyIndex: result.keyIndex, schemas: schemas),
             let patched = try result.patched(db, keys: rowIDs.sorted(), lookup: lookup, generation: nextGeneration())
         else { return nil }
         state.withLock { $0.lastKeyed = patched }
@@ -180,17 +185,16 @@ final class RowDifferencesFetch: Sendable {
     }
 
     /// The lookup of rows by key, made again when the columns or the
-    /// schema changed.
-    private func lookup(_ db: Database, columnNames: [String], keyIndex: Int) throws -> RowLookup? {
-        guard let schemaVersion = try SQLRequest<Int32>(sql: "PRAGMA schema_version").fetchOne(db) else { return nil }
-        if let known = state.withLock({ $0.lookup }), known.columnNames == columnNames,
-            known.schemaVersion == schemaVersion
-        {
+    /// schemas changed.
+    private func lookup(
+        _ db: Database, columnNames: [String], keyIndex: Int, schemas: ResolutionSchemaVersions
+    ) throws -> RowLookup? {
+        if let known = state.withLock({ $0.lookup }), known.columnNames == columnNames, known.schemas == schemas {
             return known.lookup
         }
         let lookup = try RowLookup(
             sql: sql, arguments: arguments, columnNames: columnNames, keyIndex: keyIndex, in: db)
-        state.withLock { $0.lookup = (columnNames, schemaVersion, lookup) }
+        state.withLock { $0.lookup = (columnNames, schemas, lookup) }
         return lookup
     }
 }
