@@ -36,6 +36,10 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     /// ```swift
     /// let request = Player.all().filter(sql: "score > ?", arguments: [100])
     /// ```
+    ///
+    /// The condition may end with a `--` comment. Fetching throws a
+    /// `DatabaseError` (`SQLITE_MISUSE`) when two conditions give one named
+    /// argument two different values: a statement binds one value per name.
     public func filter(sql: String, arguments: StatementArguments = StatementArguments()) -> Self {
         var request = self
         request.filters.append(.sql(sql, arguments))
@@ -74,6 +78,10 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
     /// ```swift
     /// let request = Membership.filter(key: ["teamId": 1, "playerId": 2])
     /// ```
+    ///
+    /// A nil value matches a NULL part of the key (`IS NULL`), as in GRDB:
+    /// SQLite lets the primary key of a rowid table hold NULL, and does not
+    /// keep such keys unique, so the request may then select several rows.
     ///
     /// Fetching throws a `DatabaseError` when the names are not exactly the
     /// columns of the table's primary key.
@@ -151,7 +159,7 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
             for ordering in orderings {
                 switch ordering {
                 case .sql(let term):
-                    terms.append(term)
+                    terms.append(Self.endingLineComment(term))
                 case .primaryKey:
                     terms += try schema().primaryKeyColumnNames.map { SQLLexer.quote($0) + " COLLATE BINARY" }
                 }
@@ -181,16 +189,33 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
         var conditions: [String] = []
         for filter in filters {
             if case .sql(let condition, let conditionArguments) = filter {
-                conditions.append("(\(condition))")
+                conditions.append("(" + Self.endingLineComment(condition) + ")")
+                for (name, value) in conditionArguments.namedValues {
+                    if let other = arguments.namedValues[name], other != value {
+                        throw DatabaseError(
+                            resultCode: .SQLITE_MISUSE,
+                            message: "two filters give the named argument :\(name) two values (\(other) and "
+                                + "\(value)): one statement has one value per name; rename one of them")
+                    }
+                }
                 arguments.append(contentsOf: conditionArguments)
                 continue
             }
             let schema = try schema()
             let keys = try Self.keys(of: filter, in: schema)
-            conditions.append(Self.keyCondition(columns: schema.primaryKeyColumnNames, keyCount: keys.count))
-            for key in keys { arguments.append(contentsOf: StatementArguments(key)) }
+            conditions.append(Self.keyCondition(columns: schema.primaryKeyColumnNames, keys: keys))
+            for key in keys {
+                // The NULL parts of a key are `IS NULL` (see `keyCondition`), with no argument.
+                arguments.append(contentsOf: StatementArguments(key.filter { !$0.isNull }))
+            }
         }
         return (" WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    /// A fragment of SQL followed by a new line when it may end with a `--`
+    /// comment, which would hide the rest of the statement.
+    private static func endingLineComment(_ fragment: String) -> String {
+        fragment.contains("--") ? fragment + "\n" : fragment
     }
 
     /// The keys of a key filter, each with one value per primary key column.
@@ -244,17 +269,33 @@ public struct QueryInterfaceRequest<Element>: FetchRequest {
         }
     }
 
-    /// `0` for no key, `"id" = ?`, `"id" IN (?, ?)`, or `(("a" = ? AND "b" = ?) OR (...))`.
-    private static func keyCondition(columns: [String], keyCount: Int) -> String {
-        guard keyCount > 0 else { return "0" }
-        if columns.count == 1 {
-            let column = SQLLexer.quote(columns[0])
-            if keyCount == 1 { return "\(column) = ?" }
-            return "\(column) IN (" + Array(repeating: "?", count: keyCount).joined(separator: ", ") + ")"
+    /// `0` for no key, `"id" = ?`, `"id" IN (?, ?)`, or `(("a" = ? AND "b" = ?) OR (...))`,
+    /// with `"b" IS NULL` for a NULL part of a key (a rowid table's primary
+    /// key may hold NULL, which `=` never matches; as in GRDB): its argument
+    /// is left out.
+    private static func keyCondition(columns: [String], keys: [[DatabaseValue]]) -> String {
+        guard !keys.isEmpty else { return "0" }
+        let quoted = columns.map { SQLLexer.quote($0) }
+        func term(_ column: Int, _ value: DatabaseValue) -> String {
+            value.isNull ? "\(quoted[column]) IS NULL" : "\(quoted[column]) = ?"
         }
-        let one = "(" + columns.map { "\(SQLLexer.quote($0)) = ?" }.joined(separator: " AND ") + ")"
-        if keyCount == 1 { return one }
-        return "(" + Array(repeating: one, count: keyCount).joined(separator: " OR ") + ")"
+        if columns.count == 1 {
+            let nullCount = keys.count { $0[0].isNull }
+            let valueCount = keys.count - nullCount
+            var conditions: [String] = []
+            if valueCount == 1 { conditions.append("\(quoted[0]) = ?") }
+            if valueCount > 1 {
+                conditions.append(
+                    "\(quoted[0]) IN (" + Array(repeating: "?", count: valueCount).joined(separator: ", ") + ")")
+            }
+            if nullCount > 0 { conditions.append("\(quoted[0]) IS NULL") }
+            return conditions.count == 1 ? conditions[0] : "(" + conditions.joined(separator: " OR ") + ")"
+        }
+        let conditions = keys.map { key in
+            "(" + key.indices.map { term($0, key[$0]) }.joined(separator: " AND ") + ")"
+        }
+        if conditions.count == 1 { return conditions[0] }
+        return "(" + conditions.joined(separator: " OR ") + ")"
     }
 
     // MARK: - Region

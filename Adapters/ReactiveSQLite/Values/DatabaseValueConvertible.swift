@@ -2,7 +2,8 @@
 ///
 /// ReactiveSQLite provides conformances for `Bool`, `Int`, `Int8` to `Int64`,
 /// `UInt8` to `UInt32`, `Double`, `Float`, `String`, `Data`, `Date`, `UUID`,
-/// `DatabaseValue`, and `Optional` of any of them. Conform your own types by
+/// `Decimal` (as text), `URL` (as text), `DatabaseValue`, and `Optional` of
+/// any of them. Conform your own types by
 /// converting to and from one of those.
 ///
 /// Decoding never traps: `fromDatabaseValue(_:)` returns nil for a value it

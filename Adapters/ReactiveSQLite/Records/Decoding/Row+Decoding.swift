@@ -55,7 +55,8 @@ extension Row {
     }
 
     /// Decodes a value with `JSONDecoder` from the JSON text or blob of the
-    /// column at a valid index.
+    /// column at a valid index (dates inside as milliseconds since 1970,
+    /// data as base 64).
     ///
     /// - Throws: `RowDecodingError`: `.valueMismatch` when the column holds
     ///   NULL or a number, `.dataCorrupted` when the JSON does not decode.
@@ -70,7 +71,11 @@ extension Row {
             throw RowDecodingError.valueMismatch(T.self, value: value, column: column, sql: layout.sql)
         }
         do {
-            return try JSONDecoder().decode(type, from: json)
+            let decoder = JSONDecoder()
+            // As `DatabaseColumnEncoder` and GRDB write them.
+            decoder.dateDecodingStrategy = .millisecondsSince1970
+            decoder.dataDecodingStrategy = .base64
+            return try decoder.decode(type, from: json)
         } catch {
             throw RowDecodingError(
                 kind: .dataCorrupted, column: column, sql: layout.sql,

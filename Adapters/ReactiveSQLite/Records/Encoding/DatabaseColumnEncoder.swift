@@ -17,7 +17,8 @@ import Foundation
 ///   `RawRepresentable` enum, a wrapper) gives that value;
 /// - any other value (a structure, an array, a dictionary) gives the JSON
 ///   text `JSONEncoder` makes of it, with sorted keys, so that equal values
-///   always give equal texts;
+///   always give equal texts (dates inside as milliseconds since 1970, data
+///   as base 64, as GRDB writes them);
 /// - nil gives NULL (`encodeIfPresent` included).
 ///
 /// ```swift
@@ -81,6 +82,9 @@ struct DatabaseColumnEncoder {
     private static func jsonValue<T: Encodable>(of value: T, codingPath: [any CodingKey]) throws -> DatabaseValue {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
+        // As GRDB writes them, so that either library reads the other's JSON.
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        encoder.dataEncodingStrategy = .base64
         let data = try encoder.encode(value)
         return DatabaseValue(storage: .text(String(decoding: data, as: UTF8.self)))
     }
