@@ -594,6 +594,44 @@ import Testing
     }
 }
 
+/// Types named as apps name them, for their default table names.
+private enum Named {
+    struct HTTPRequest: TableRecord {}
+    struct URL: TableRecord {}
+    struct Player: TableRecord {}
+    struct Box<Value>: TableRecord {}
+    struct snake_case: TableRecord {}
+}
+
+extension RecordAdversarialTests {
+
+    /// The default table name lowercases the leading capitals as GRDB does,
+    /// and leaves out generic arguments (which are not a table name).
+    @Test func defaultTableNamesAreGRDBs() {
+        #expect(Named.HTTPRequest.databaseTableName == "httpRequest")
+        #expect(Named.URL.databaseTableName == "url")
+        #expect(Named.Player.databaseTableName == "player")
+        #expect(Named.Box<Int>.databaseTableName == "box")
+        #expect(Named.snake_case.databaseTableName == "snake_case")
+    }
+
+    /// A decimal reads from the whole of a number's text only, and from a
+    /// real by its shortest decimal form.
+    @Test func decimalsReadFromNumbersOnly() {
+        #expect(Decimal.fromDatabaseValue("3.140".databaseValue) == Decimal(string: "3.14"))
+        #expect(Decimal.fromDatabaseValue("-1e3".databaseValue) == Decimal(-1000))
+        #expect(Decimal.fromDatabaseValue(".5".databaseValue) == Decimal(string: "0.5"))
+        #expect(Decimal.fromDatabaseValue(0.1.databaseValue) == Decimal(string: "0.1"))
+        #expect(Decimal.fromDatabaseValue(Int64.max.databaseValue) == Decimal(Int64.max))
+        for text in ["3.14abc", "", "-", ".", "1e", "e5", " 1", "1 ", "NaN", "0x10", "1,5"] {
+            #expect(Decimal.fromDatabaseValue(text.databaseValue) == nil, "\(text)")
+        }
+        #expect(Decimal.fromDatabaseValue(Double.infinity.databaseValue) == nil)
+        #expect(Decimal.fromDatabaseValue(Data([1]).databaseValue) == nil)
+        #expect(Decimal(string: "12.5")!.databaseValue == "12.5".databaseValue)
+    }
+}
+
 extension StatementArguments {
     /// These arguments, with a positional value after them.
     fileprivate func merging(_ value: Int) -> StatementArguments {
