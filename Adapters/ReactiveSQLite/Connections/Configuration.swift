@@ -28,7 +28,8 @@ public struct Configuration: Sendable {
     /// negative one counts as `.zero`. Any duration opens fine.
     public var busyTimeout: Duration = .seconds(5)
 
-    /// The maximum number of reader connections of a `DatabasePool`. Default 5.
+    /// The maximum number of reader connections of a `DatabasePool`. Default 5;
+    /// at least 1 (`DatabasePool.init` throws `SQLITE_MISUSE` otherwise).
     ///
     /// Readers are opened when first needed. When all are busy, a read waits
     /// for one to be released (without blocking a cooperative thread when the

@@ -48,9 +48,7 @@ final class ConnectionPool: Sendable {
         closedError: @escaping @Sendable () -> any Error,
         makeConnection: @escaping @Sendable (_ index: Int) throws -> SerializedDatabase
     ) {
-        if maximumCount < 1 {
-            fatalError("Configuration.maximumReaderCount must be at least 1 (got \(maximumCount))")
-        }
+        precondition(maximumCount >= 1, "a pool needs room for one connection (DatabasePool.init checks it)")
         self.maximumCount = maximumCount
         self.makeConnection = makeConnection
         self.closedError = closedError

@@ -14,15 +14,30 @@ extension Database {
     /// Runs `body` in a transaction: committed when `body` returns, rolled
     /// back when it throws (the error is rethrown) or when the commit fails.
     ///
+    /// When a statement of `body` fails and SQLite rolls the whole
+    /// transaction back by itself (a conflict resolved with ROLLBACK,
+    /// `RAISE(ROLLBACK)`, SQLITE_FULL), the later statements of `body` throw
+    /// SQLITE_ABORT instead of running outside of the transaction, and
+    /// `inTransaction` throws SQLITE_ABORT even if `body` caught the error
+    /// and returned: nothing was committed. A `COMMIT` or `ROLLBACK` that
+    /// `body` runs itself and that succeeds is not an error: the
+    /// transaction then ends there.
+    ///
     /// - Throws: The error of `body`, or a `DatabaseError` when the
     ///   transaction cannot begin (one is open already, the database is
-    ///   locked) or commit.
+    ///   locked) or commit, or SQLite rolled it back.
     public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         checkAccess()
         try cachedStatement(sql: "BEGIN \(kind.rawValue) TRANSACTION").execute()
+        isRunningManagedTransaction = true
+        defer {
+            isRunningManagedTransaction = false
+            transactionRolledBackBySQLite = nil
+        }
         let result: T
         do {
             result = try body()
+            if let error = transactionAbortedError(sql: nil) { throw error }
             // The closure may have ended the transaction itself.
             if isInsideTransaction {
                 try cachedStatement(sql: "COMMIT TRANSACTION").execute()

@@ -54,6 +54,37 @@ public final class Database {
     /// writers (see `WriterYieldingVFS`); nil for SQLite's own busy timeout.
     let writerYielding: WriterYielding?
 
+    /// Whether `inTransaction` runs its body (it does not nest: its `BEGIN`
+    /// fails inside a transaction).
+    var isRunningManagedTransaction = false
+
+    /// The error after which SQLite rolled back the transaction of
+    /// `inTransaction` by itself (a conflict resolved with ROLLBACK,
+    /// `RAISE(ROLLBACK)`, SQLITE_FULL, a failed COMMIT run by hand): from
+    /// then on until `inTransaction` ends, statements throw SQLITE_ABORT
+    /// instead of running outside of the transaction, each committed alone.
+    var transactionRolledBackBySQLite: DatabaseError?
+
+    /// A statement failed with `error`: notes a rollback SQLite made by
+    /// itself in the transaction of `inTransaction`.
+    func statementDidFail(_ error: DatabaseError) {
+        if isRunningManagedTransaction, transactionRolledBackBySQLite == nil, !isInsideTransaction {
+            transactionRolledBackBySQLite = error
+        }
+    }
+
+    /// The error of a statement that would run after SQLite rolled back the
+    /// transaction of `inTransaction` (see `transactionRolledBackBySQLite`);
+    /// `sql` nil for the end of `inTransaction`.
+    func transactionAbortedError(sql: String?) -> DatabaseError? {
+        guard let cause = transactionRolledBackBySQLite else { return nil }
+        return DatabaseError(
+            resultCode: .SQLITE_ABORT,
+            message: "SQLite rolled back the transaction after an error (\(cause.message ?? "\(cause.extendedResultCode)")): "
+                + (sql == nil ? "nothing was committed" : "no statement runs until the transaction ends"),
+            sql: sql ?? cause.sql, connectionLabel: label)
+    }
+
     /// Whether the current access is a read (`DatabaseQueue.read`), which
     /// `PRAGMA query_only` keeps from writing: a statement that sets that
     /// pragma throws there (it could turn it off, then write).
@@ -143,6 +174,13 @@ public final class Database {
         self.configuration = configuration
         self.label = configuration.label + "." + role
         self.isQueueConnection = role == "queue"
+        // SQLite reads the path as a C string: it would open the file named
+        // by the text before a NUL character.
+        guard !path.utf8.contains(0) else {
+            throw DatabaseError(
+                resultCode: .SQLITE_CANTOPEN, message: "the path contains a NUL character (\(path.debugDescription))",
+                connectionLabel: configuration.label + "." + role)
+        }
         var handle: OpaquePointer?
         let flags = (readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX
@@ -158,9 +196,10 @@ public final class Database {
             // > released by passing it to sqlite3_close() when it is no longer
             // > required. https://www.sqlite.org/c3ref/open.html
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let extendedCode = handle.map { sqlite3_extended_errcode($0) } ?? code
             sqlite3_close_v2(handle)
             throw DatabaseError(
-                resultCode: ResultCode(rawValue: code), message: "\(message) (\(path))",
+                resultCode: ResultCode(rawValue: extendedCode), message: "\(message) (\(path))",
                 connectionLabel: configuration.label + "." + role)
         }
         connection = handle

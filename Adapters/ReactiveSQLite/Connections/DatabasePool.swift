@@ -55,6 +55,12 @@ public final class DatabasePool: DatabaseWriter {
     ///   thrown by `configuration.prepareDatabase`, unchanged. Nothing stays
     ///   open when `init` throws.
     public init(path: String, configuration: Configuration = Configuration()) throws {
+        guard configuration.maximumReaderCount >= 1 else {
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE,
+                message: "Configuration.maximumReaderCount must be at least 1 (got \(configuration.maximumReaderCount))",
+                connectionLabel: configuration.label)
+        }
         self.configuration = configuration
         self.path = path
         let owner = AccessOwner(label: configuration.label)

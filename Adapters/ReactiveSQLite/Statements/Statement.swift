@@ -314,6 +314,9 @@ public final class Statement {
             // The statements of a read access could turn `PRAGMA query_only`
             // off, and then write: they cannot set it.
             if database.isReadOnlyAccess, effects.setsQueryOnly { throw database.makeWriteInReadAccessError(sql: sql) }
+            if database.transactionRolledBackBySQLite != nil, let error = database.transactionAbortedError(sql: sql) {
+                throw error
+            }
             willStart()
         }
         needsReset = true
@@ -330,8 +333,9 @@ public final class Statement {
             let error = database.makeError(code, sql: sql, arguments: arguments)
             // A transaction observer vetoed the commit: its error, not
             // SQLITE_CONSTRAINT_COMMITHOOK, reaches the writer.
-            if let observerError = didEnd(resultCode: code) { throw observerError }
-            throw error
+            let observerError = didEnd(resultCode: code)
+            database.statementDidFail(error)
+            throw observerError ?? error
         }
     }
 
@@ -434,6 +438,7 @@ public final class Statement {
         guard !hasEnded else { return }
         let error = code == SQLITE_OK ? nil : database.makeError(code, sql: sql, arguments: arguments)
         let observerError = didEnd(resultCode: code == SQLITE_OK ? SQLITE_DONE : code)
+        if let error { database.statementDidFail(error) }
         if let error = observerError ?? error { throw error }
     }
 
