@@ -148,7 +148,9 @@ public final class DatabasePool: DatabaseWriter {
 
     /// Runs `updates` in a transaction on the writer connection: committed
     /// when it returns, rolled back when it throws. Reads go on meanwhile,
-    /// and see the changes once committed.
+    /// and see the changes once committed. When SQLite rolls the transaction
+    /// back by itself after an error that `updates` catches, the write
+    /// throws SQLITE_ABORT (see `Database.inTransaction(_:_:)`).
     ///
     /// - Precondition: Not called from inside another access of this pool.
     public func write<T>(_ updates: (Database) throws -> T) throws -> T {

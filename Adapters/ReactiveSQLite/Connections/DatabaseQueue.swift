@@ -70,7 +70,9 @@ public final class DatabaseQueue: DatabaseWriter {
     }
 
     /// Runs `updates` in a transaction (`BEGIN IMMEDIATE`): committed when it
-    /// returns, rolled back when it throws.
+    /// returns, rolled back when it throws. When SQLite rolls the transaction
+    /// back by itself after an error that `updates` catches, the write
+    /// throws SQLITE_ABORT (see `Database.inTransaction(_:_:)`).
     ///
     /// - Precondition: Not called from inside another access of this queue.
     public func write<T>(_ updates: (Database) throws -> T) throws -> T {
