@@ -37,15 +37,21 @@ public struct PostgresReplicationConfiguration: Sendable {
     /// Copy the tables again, even when the replica could resume.
     public var resync = false
 
-    /// Reads `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
+    /// Reads `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`; an IPv6
+    /// address is written in brackets (`postgres://USER@[::1]:5432/DATABASE`),
+    /// and `host` is the address without them.
     ///
     /// - Throws: A `ReplicationError` naming what is wrong in the URL.
     public init(url: String, slot: String, publication: String? = nil, tables: [String] = []) throws {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
-            let host = components.host, !host.isEmpty, let username = components.user, !username.isEmpty
+            var host = components.host, !host.isEmpty, let username = components.user, !username.isEmpty
         else {
             throw ReplicationError("\(url): not a URL postgres://USER@HOST:PORT/DATABASE")
         }
+        // URLComponents keeps the brackets of an IPv6 address on Linux,
+        // not on Darwin: no resolver knows `[::1]`.
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw ReplicationError("\(url): not a URL postgres://USER@HOST:PORT/DATABASE") }
         self.host = host
         port = components.port ?? 5432
         self.username = username
@@ -83,14 +89,29 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   stream; those the snapshot already shows (their xid is visible in
 ///   it) are skipped. They all commit before any transaction the snapshot
 ///   does not show, so the snapshot is dropped at the first one applied.
+/// - **The copy reads what the stream sends**: the publication's column
+///   list and row filter (PostgreSQL 15), no generated column (pgoutput
+///   sends none before PostgreSQL 18), a partitioned table published
+///   through its root with the rows of its partitions, and each value
+///   through its type's output function, as pgoutput writes it (`::text`
+///   differs for `inet`, `char(n)`, `boolean`). A replica identity index
+///   other than the primary key (`REPLICA IDENTITY USING INDEX`) becomes
+///   a `UNIQUE` constraint of the replica's table, by which updates and
+///   deletes find their rows.
+/// - **The copy is described** with the replica's position
+///   (`ReplicaApplier.sourceState()`): each table's schema and OID, its
+///   columns' numbers, types and type modifiers. The stream's tables are
+///   matched by schema and name, and checked against it.
 /// - **Stream.** `pg_logical_slot_peek_binary_changes` up to
-///   `pg_current_wal_lsn()`, then, once SQLite committed, the slot is
-///   moved with `pg_replication_slot_advance`: a crash between the two
-///   applies nothing twice (positions at or before the stored one are
-///   skipped) and loses nothing (the slot still holds what SQLite lacks).
-///   When nothing came, it asks again after `pollInterval` (5 ms): the
-///   latency of a commit is the interval, plus one decoding, plus the
-///   SQLite commit. Polling rather than the streaming protocol, because the
+///   `pg_current_wal_flush_lsn()` (logical decoding reads no WAL that is
+///   not flushed: with asynchronous commits, the WAL written goes
+///   further), then, once SQLite committed, the slot is moved with
+///   `pg_replication_slot_advance`: a crash between the two applies
+///   nothing twice (positions at or before the stored one are skipped)
+///   and loses nothing (the slot still holds what SQLite lacks). When
+///   nothing came, it asks again after `pollInterval` (5 ms): the latency
+///   of a commit is the interval, plus one decoding, plus the SQLite
+///   commit. Polling rather than the streaming protocol, because the
 ///   latter needs a replication connection.
 /// - **Reconnects** when the connection fails (`pg_terminate_backend`, a
 ///   restart of PostgreSQL, a server not reachable yet): after 100 ms,
@@ -105,11 +126,29 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   unknown role, a wrong password), a database that does not exist, a
 ///   privilege the role lacks, a published table that does not exist, no
 ///   free replication slot (with its message and SQLSTATE);
-/// - a table without primary key (its rows cannot be identified);
-/// - a column added or dropped in PostgreSQL (run again with `resync`);
+/// - at the copy, a table that a replica cannot follow: without primary
+///   key, with a `DEFERRABLE` primary key (the replica checks its key at
+///   each row), with a primary key column that the stream leaves out;
+///   two published tables of the same name in two schemas;
+/// - a schema change that the replica cannot follow, at the first change
+///   of the table after it (run again with `resync`): a column added,
+///   dropped, renamed, or dropped and added again under its name; a
+///   column's type (or type modifier, but for `varchar`) changed; another
+///   primary key; the table dropped and created again; a table of the
+///   publication that the replica does not hold (one of the same name in
+///   another schema included);
+/// - a slot that stands after the replica's position (another replica
+///   uses it, or the replica's file is older than the slot): PostgreSQL no
+///   longer holds what the replica lacks (run again with `resync`);
 /// - a change the replica does not match.
 ///
-/// A dropped slot is recreated, and the tables copied again.
+/// After such a stop, a resync copies the tables again; the transactions
+/// of the stream that the new copy shows are skipped, those that stopped
+/// the replica included.
+///
+/// A dropped slot is recreated, and the tables copied again. A replica
+/// made by an earlier version, which does not describe its tables, is
+/// copied again.
 public final class PostgresReplicator: Sendable {
     public let configuration: PostgresReplicationConfiguration
     public let applier: ReplicaApplier
@@ -257,7 +296,8 @@ public final class PostgresReplicator: Sendable {
             logger.info("created the publication \(publication) for \(configuration.tables.joined(separator: ", "))")
         }
         let slots = try await strings(
-            connection, "SELECT plugin FROM pg_replication_slots WHERE slot_name = $1", [configuration.slot])
+            connection, "SELECT plugin, confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
+            [configuration.slot])
         let position = try await applier.position()
         if slots.isEmpty {
             if position != nil {
@@ -272,59 +312,150 @@ public final class PostgresReplicator: Sendable {
             throw ReplicationError("the slot \(configuration.slot) decodes with \(slots[0].first.flatMap { $0 } ?? "?"), not pgoutput")
         } else if position == nil || resync {
             try await copy(connection)
+        } else if PostgresSourceState(text: try await applier.sourceState()) == nil {
+            logger.warning("the replica does not describe its tables (an earlier version made it): the tables are copied again")
+            try await copy(connection)
+        } else if let position, let slotPosition = slots[0][1].flatMap(ReplicationPosition.init(lsn:)) {
+            try checkSlot(at: slotPosition, replicaAt: position)
         }
     }
 
-    /// A published table, as PostgreSQL describes it.
-    struct PublishedTable {
-        var schema: String
-        var name: String
-        var columns: [(name: String, type: PostgresColumnType)]
-        var replica: ReplicaTable
+    /// Throws when the slot stands after the replica's position: it no
+    /// longer holds the transactions in between, which the replica lacks.
+    /// (The replicator moves the slot only to positions that the replica
+    /// holds.)
+    private func checkSlot(at slotPosition: ReplicationPosition, replicaAt position: ReplicationPosition) throws {
+        guard slotPosition > position else { return }
+        throw ReplicationError("""
+            the slot \(configuration.slot) stands at \(slotPosition), after this replica's position \(position): \
+            PostgreSQL no longer holds the transactions in between (another replica uses the same slot, or \
+            this replica's file is older than the slot: restored from a backup, or copied). Give each replica \
+            a slot of its own, and run again with --resync to copy the tables again.
+            """)
     }
 
-    private func publishedTables(_ connection: GuardedConnection) async throws -> [PublishedTable] {
+    /// A published table, and how the copy reads its rows.
+    struct CopiedTable {
+        var table: PublishedTable
+        /// The publication's row filter (`WHERE`), nil when none.
+        var rowFilter: String?
+        /// Whether the table is partitioned (published through its root),
+        /// whose rows are its partitions'.
+        var isPartitioned: Bool
+    }
+
+    /// The published tables, as PostgreSQL's catalog describes them, and
+    /// as pgoutput sends them: the columns of the publication's column list
+    /// (PostgreSQL 15), generated columns left out (pgoutput sends none
+    /// before PostgreSQL 18), the row filter (15).
+    private func publishedTables(_ connection: GuardedConnection) async throws -> [CopiedTable] {
+        let version = Int(try await strings(connection, "SHOW server_version_num").first?.first.flatMap { $0 } ?? "") ?? 0
+        // What the publication publishes of each table: the column list
+        // and row filter (15), stored generated columns (18).
+        let columnListSQL = version >= 150_000 ? "array_to_json(t.attnames)::text" : "NULL"
+        let rowFilterSQL = version >= 150_000 ? "t.rowfilter" : "NULL"
+        let hasColumnListSQL = version >= 150_000 ? """
+            EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
+                    WHERE p.pubname = t.pubname AND r.prrelid = c.oid AND r.prattrs IS NOT NULL)::text
+            """ : "'false'"
+        let publishesGeneratedSQL = version >= 180_000
+            ? "(SELECT p.pubgencols = 's' FROM pg_publication p WHERE p.pubname = t.pubname)::text" : "'false'"
         let rows = try await strings(connection, """
-            SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2
+            SELECT t.schemaname, t.tablename, c.oid::text, c.relkind::text, c.relreplident::text,
+                   \(columnListSQL), \(rowFilterSQL), \(hasColumnListSQL), \(publishesGeneratedSQL)
+            FROM pg_publication_tables t
+            JOIN pg_namespace n ON n.nspname = t.schemaname
+            JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename
+            WHERE t.pubname = $1 ORDER BY 1, 2
             """, [configuration.publication])
-        var tables: [PublishedTable] = []
+        var tables: [CopiedTable] = []
         // SQLite compares table names without case (ASCII).
         var qualifiedNames: [String: String] = [:]
         for row in rows {
-            guard let schema = row[0], let name = row[1] else { continue }
-            if let other = qualifiedNames.updateValue("\(schema).\(name)", forKey: name.lowercased()) {
+            guard let schema = row[0], let name = row[1], let oid = row[2].flatMap({ UInt32($0) }) else { continue }
+            let qualifiedName = "\(schema).\(name)"
+            if let other = qualifiedNames.updateValue(qualifiedName, forKey: name.lowercased()) {
                 throw ReplicationError("""
-                    \(other) and \(schema).\(name) are both published: a replica names its tables without \
+                    \(other) and \(qualifiedName) are both published: a replica names its tables without \
                     their schema, so they would be one table. Publish one of them.
                     """)
             }
-            let qualified = Self.quoteIdentifier(schema) + "." + Self.quoteIdentifier(name)
+            let listed = try row[5].map { try JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+            let hasColumnList = row[7] == "true"
+            let publishesGenerated = row[8] == "true"
             let columnRows = try await strings(connection, """
-                SELECT a.attname, a.atttypid::text,
-                       COALESCE((SELECT true FROM pg_index i WHERE i.indrelid = a.attrelid AND i.indisprimary
-                                 AND a.attnum = ANY(i.indkey)), false)::text
-                FROM pg_attribute a
-                WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
+                SELECT a.attname, a.atttypid::text, a.atttypmod::text, a.attnum::text, a.attgenerated::text
+                FROM pg_attribute a WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
                 ORDER BY a.attnum
-                """, [qualified])
-            let columns = columnRows.map { (name: $0[0] ?? "", type: PostgresColumnType(oid: UInt32($0[1] ?? "") ?? 0)) }
-            let key = columnRows.filter { $0[2] == "true" }.map { $0[0] ?? "" }
+                """, [String(oid)])
+            let columns = columnRows.compactMap { column -> PublishedTable.Column? in
+                guard let columnName = column[0], listed?.contains(columnName) ?? true else { return nil }
+                // pgoutput sends no generated column before PostgreSQL 18,
+                // then stored ones when the publication says so.
+                switch column[4] ?? "" {
+                case "": break
+                case "s" where version >= 180_000 && (hasColumnList || publishesGenerated): break
+                default: return nil
+                }
+                return PublishedTable.Column(
+                    name: columnName, typeOID: column[1].flatMap { UInt32($0) } ?? 0,
+                    typeModifier: column[2].flatMap { Int32($0) } ?? -1, number: column[3].flatMap { Int($0) } ?? 0)
+            }
+            // The primary key and the replica identity index, each in the
+            // order of its index.
+            let keyRows = try await strings(connection, """
+                SELECT i.indisprimary::text, i.indisreplident::text, COALESCE(k.condeferrable, false)::text, a.attname
+                FROM pg_index i
+                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                LEFT JOIN pg_constraint k ON k.conindid = i.indexrelid AND k.conrelid = i.indrelid
+                WHERE i.indrelid = $1::oid AND (i.indisprimary OR i.indisreplident)
+                ORDER BY i.indexrelid, array_position(i.indkey::int2[], a.attnum)
+                """, [String(oid)])
+            let key = keyRows.filter { $0[0] == "true" }.map { $0[3] ?? "" }
             guard !key.isEmpty else {
                 throw ReplicationError("""
-                    \(schema).\(name) has no primary key: its rows cannot be identified in a replica \
+                    \(qualifiedName) has no primary key: its rows cannot be identified in a replica \
                     (REPLICA IDENTITY DEFAULT needs one). Add a primary key, or leave the table out of the publication.
                     """)
             }
-            let replica = ReplicaTable(
-                name: name, columns: columns.map { ReplicaTable.Column(name: $0.name, type: $0.type.sqliteType) },
-                primaryKey: key)
-            tables.append(PublishedTable(schema: schema, name: name, columns: columns, replica: replica))
+            guard !keyRows.contains(where: { $0[0] == "true" && $0[2] == "true" }) else {
+                throw ReplicationError("""
+                    \(qualifiedName) has a DEFERRABLE primary key: PostgreSQL checks it at the end of a statement \
+                    or a transaction, the replica at each row, so a transaction that swaps keys could not be \
+                    applied. Make the primary key NOT DEFERRABLE, or leave the table out of the publication.
+                    """)
+            }
+            let unpublished = key.filter { key in !columns.contains { $0.name == key } }
+            guard unpublished.isEmpty else {
+                let generated = Set(columnRows.filter { ($0[4] ?? "") != "" }.compactMap { $0[0] })
+                let reason = unpublished.contains(where: generated.contains)
+                    ? "a generated column, which pgoutput does not send" : "add it to the publication's column list"
+                throw ReplicationError("""
+                    \(qualifiedName): the stream leaves out its primary key column \
+                    \(unpublished.joined(separator: ", ")) (\(reason)): its rows cannot be identified in a replica.
+                    """)
+            }
+            var identityKey: [String]?
+            if row[4] == "i" {
+                let identity = keyRows.filter { $0[1] == "true" }.map { $0[3] ?? "" }
+                if !identity.isEmpty, identity != key, identity.allSatisfy({ name in columns.contains { $0.name == name } }) {
+                    identityKey = identity
+                }
+            }
+            let table = PublishedTable(
+                schema: schema, name: name, oid: oid, columns: columns, primaryKey: key, identityKey: identityKey)
+            tables.append(CopiedTable(table: table, rowFilter: row[6], isPartitioned: row[3] == "p"))
         }
         return tables
     }
 
     /// Copies every published table in one snapshot, taken after the slot
     /// exists, and stores the snapshot for the catch-up.
+    ///
+    /// Each value is read through its type's output function (`concat`),
+    /// as pgoutput sends it: `::text` differs for some types (`inet`
+    /// shows its netmask, `char(n)` loses its padding, `boolean` is
+    /// spelled out).
     private func copy(_ connection: GuardedConnection) async throws {
         try await query(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
@@ -335,19 +466,32 @@ public final class PostgresReplicator: Sendable {
                 [configuration.slot]
             ).first?.first ?? nil
             var rowsByTable: [[[DatabaseValue]]] = []
-            for table in tables {
-                let columns = table.columns.map { Self.quoteIdentifier($0.name) + "::text" }.joined(separator: ", ")
+            for copied in tables {
+                let table = copied.table
+                let columns = table.columns.map { column in
+                    let name = Self.quoteIdentifier(column.name)
+                    // `num_nulls`, not `IS NULL`, which is true of a
+                    // composite value whose fields are all null.
+                    return "CASE WHEN num_nulls(\(name)) = 1 THEN NULL ELSE concat(\(name)) END"
+                }.joined(separator: ", ")
+                let only = copied.isPartitioned ? "" : "ONLY "
+                let filter = copied.rowFilter.map { " WHERE (\($0))" } ?? ""
                 let rows = try await strings(
-                    connection,
-                    "SELECT \(columns) FROM ONLY \(Self.quoteIdentifier(table.schema)).\(Self.quoteIdentifier(table.name))")
+                    connection, """
+                        SELECT \(columns) FROM \(only)\(Self.quoteIdentifier(table.schema)).\
+                        \(Self.quoteIdentifier(table.name))\(filter)
+                        """)
                 rowsByTable.append(rows.map { row in
-                    zip(row, table.columns).map { text, column in text.map(column.type.value(fromText:)) ?? .null }
+                    zip(row, table.columns).map { text, column in
+                        text.map(PostgresColumnType(oid: column.typeOID).value(fromText:)) ?? .null
+                    }
                 })
             }
             try await query(connection, "COMMIT")
             let position = slotPosition.flatMap { ReplicationPosition(lsn: $0) } ?? ReplicationPosition(0)
+            let state = PostgresSourceState(snapshot: snapshot, tables: tables.map(\.table))
             try await applier.replaceTables(
-                tables.map(\.replica), rows: rowsByTable, position: position, sourceState: snapshot)
+                tables.map(\.table.replica), rows: rowsByTable, position: position, sourceState: try state.text())
             logger.info("copied \(tables.count) tables (\(rowsByTable.map(\.count).reduce(0, +)) rows) at \(position)")
         } catch {
             _ = try? await query(connection, "ROLLBACK")
@@ -358,15 +502,31 @@ public final class PostgresReplicator: Sendable {
     // MARK: - Stream
 
     private func follow(_ connection: GuardedConnection) async throws {
-        var decoder = TransactionDecoder(tables: try await applier.tables())
-        var snapshot = try await applier.sourceState().flatMap(Snapshot.init)
-        // Where the replica and the slot stand, and when they moved.
-        var advanced = try await applier.position()
+        guard var state = PostgresSourceState(text: try await applier.sourceState()) else {
+            throw ReplicationError("the replica does not describe its tables: run again with --resync")
+        }
+        var decoder = TransactionDecoder(tables: state.tables)
+        var snapshot = state.snapshot.flatMap(Snapshot.init)
+        // Where the replica stands, where the slot was moved, and when
+        // (the slot never stands after the replica).
+        var replicated = try await applier.position()
+        var advanced = replicated
         var lastAdvance = ContinuousClock.now
         while !Task.isCancelled {
-            guard let upto = try await strings(connection, "SELECT pg_current_wal_lsn()::text").first?.first ?? nil,
-                let uptoPosition = ReplicationPosition(lsn: upto)
-            else { throw ReplicationError("PostgreSQL gave no WAL position") }
+            // The WAL flushed, not written: logical decoding reads no
+            // further, and a position past what it read would skip the
+            // transactions in between (asynchronous commits).
+            let positions = try await strings(connection, """
+                SELECT pg_current_wal_flush_lsn()::text,
+                       (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1)
+                """, [configuration.slot]).first
+            guard let upto = positions?[0], let uptoPosition = ReplicationPosition(lsn: upto) else {
+                throw ReplicationError("PostgreSQL gave no WAL position")
+            }
+            // Another replicator moved the slot past this replica.
+            if let slotText = positions?[1], let slotPosition = ReplicationPosition(lsn: slotText), let replicated {
+                try checkSlot(at: slotPosition, replicaAt: replicated)
+            }
             let limit = 20_000
             var bindings = PostgresBindings()
             bindings.append(configuration.slot)
@@ -378,22 +538,49 @@ public final class PostgresReplicator: Sendable {
                         SELECT data FROM pg_logical_slot_peek_binary_changes(
                             $1, $2::pg_lsn, \(limit), 'proto_version', '1', 'publication_names', $3)
                         """, binds: bindings))
+            // The transactions are applied once the catalog is checked
+            // (no query runs while the rows come).
             var count = 0
-            var lastCommit: ReplicationPosition?
+            var transactions: [TransactionDecoder.DecodedTransaction] = []
             for try await row in rows {
                 count += 1
                 let buffer = try row.decode(ByteBuffer.self)
                 let message = try PgOutputMessage(decoding: buffer.readableBytesView)
-                guard let (xid, transaction) = try decoder.consume(message) else { continue }
-                lastCommit = transaction.position
-                if let current = snapshot, current.isVisible(xid) {
+                if let transaction = decoder.consume(message) { transactions.append(transaction) }
+            }
+            let described = decoder.takeDescribedTables()
+            if !described.isEmpty { try await checkColumnNumbers(connection, described) }
+            for decoded in transactions {
+                let transaction = decoded.transaction
+                // Applied before (a stream replayed from the slot's
+                // position, behind the replica's): skipped, refused or not.
+                if let replicated, transaction.position <= replicated { continue }
+                if let current = snapshot, current.isVisible(decoded.xid) {
                     // Already in the copy: its position only.
                     try await applier.apply(ReplicatedTransaction(position: transaction.position, changes: []))
                 } else {
-                    try await applier.apply(transaction, sourceState: snapshot == nil ? .none : .some(nil))
-                    snapshot = nil
+                    if let refusal = decoded.refusal {
+                        // The slot moves to what the replica holds, so
+                        // that a resync replays no more than it must.
+                        if let replicated, replicated > (advanced ?? ReplicationPosition(0)) {
+                            advanced = replicated
+                            try await advanceSlot(connection, to: replicated)
+                        }
+                        throw refusal
+                    }
+                    if snapshot != nil {
+                        // The first transaction the copy does not show:
+                        // the snapshot is of no more use.
+                        snapshot = nil
+                        state.snapshot = nil
+                        try await applier.apply(transaction, sourceState: .some(try state.text()))
+                    } else {
+                        try await applier.apply(transaction)
+                    }
                 }
+                replicated = transaction.position
             }
+            let lastCommit = transactions.last?.transaction.position
             // Fewer rows than the limit: every transaction committed before
             // `upto` is in the replica. A position that only moved past
             // other tables' changes (or the polls' own) is stored at most
@@ -405,13 +592,49 @@ public final class PostgresReplicator: Sendable {
                 advanced = reached
                 lastAdvance = .now
                 try await applier.advance(to: reached)
-                var advance = PostgresBindings()
-                advance.append(configuration.slot)
-                advance.append(reached.description)
-                try await query(
-                    connection, PostgresQuery(unsafeSQL: "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", binds: advance))
+                replicated = max(replicated ?? reached, reached)
+                try await advanceSlot(connection, to: reached)
             }
             if count == 0 { try await Task.sleep(for: configuration.pollInterval) }
+        }
+    }
+
+    /// Moves the slot to a position that the replica holds; it keeps
+    /// nothing before it from then on.
+    private func advanceSlot(_ connection: GuardedConnection, to position: ReplicationPosition) async throws {
+        var bindings = PostgresBindings()
+        bindings.append(configuration.slot)
+        bindings.append(position.description)
+        try await query(
+            connection, PostgresQuery(unsafeSQL: "SELECT pg_replication_slot_advance($1, $2::pg_lsn)", binds: bindings))
+    }
+
+    /// Stops when a column of a table that the stream described is, in
+    /// PostgreSQL's catalog, another column than the copy's of its name:
+    /// one dropped and added again, whose Relation message is the same,
+    /// and whose old values the replica would keep.
+    ///
+    /// The catalog is read after the stream's end position: it shows every
+    /// schema change that a decoded transaction comes after. Column
+    /// numbers are never used again once dropped, so a difference lasts.
+    private func checkColumnNumbers(_ connection: GuardedConnection, _ tables: [UInt32: PublishedTable]) async throws {
+        // Quoted: an OID past 2^31 would be a bigint, which no operator
+        // compares with an oid.
+        let oids = tables.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        let rows = try await strings(connection, """
+            SELECT attrelid::text, attname, attnum::text FROM pg_attribute
+            WHERE attrelid IN (\(oids)) AND attnum > 0 AND NOT attisdropped
+            """)
+        for row in rows {
+            guard let oid = row[0].flatMap({ UInt32($0) }), let table = tables[oid], let name = row[1],
+                let number = row[2].flatMap({ Int($0) }),
+                let copied = table.columns.first(where: { $0.name == name }), copied.number != number
+            else { continue }
+            throw ReplicationError("""
+                \(table.qualifiedName): its column \(name) was dropped and added again in PostgreSQL (column \
+                number \(copied.number), now \(number)): the replica holds the old column's values. \
+                \(TransactionDecoder.resyncAdvice)
+                """)
         }
     }
 
@@ -447,123 +670,6 @@ struct Snapshot {
         if full > xmax, full - xmax > 0x8000_0000, full >= 0x1_0000_0000 { full -= 0x1_0000_0000 }
         if full < xmin { return true }
         return full < xmax && !inProgress.contains(full)
-    }
-}
-
-/// Gathers pgoutput messages into transactions of the replica.
-struct TransactionDecoder {
-    /// The replica's tables, by name.
-    var tables: [String: ReplicaTable] = [:]
-    /// Relations by id, as the stream described them (the columns as they
-    /// were when the change was made, with their types), with the table of
-    /// the replica that holds them.
-    var relations: [UInt32: (relation: PgOutputRelation, table: Table)] = [:]
-    var xid: UInt32?
-    var changes: [ReplicatedChange] = []
-
-    /// A relation of the stream, checked against the replica's table.
-    struct Table {
-        var name: String
-        var columns: [(name: String, type: PostgresColumnType)]
-        var primaryKey: [String]
-    }
-
-    init(tables: [ReplicaTable]) {
-        for table in tables { self.tables[table.name] = table }
-    }
-
-    /// Consumes one message; returns the transaction a Commit ends.
-    mutating func consume(_ message: PgOutputMessage) throws -> (xid: UInt32, transaction: ReplicatedTransaction)? {
-        switch message {
-        case .begin(let begin):
-            xid = begin.xid
-            changes = []
-        case .commit(let commit):
-            defer { xid = nil; changes = [] }
-            return (xid ?? 0, ReplicatedTransaction(position: ReplicationPosition(commit.endLSN), changes: changes))
-        case .relation(let relation):
-            let name = relation.namespace + "." + relation.name
-            guard let replica = tables[relation.name] else {
-                throw ReplicationError("\(name) is in the stream but not in the replica: run again with --resync")
-            }
-            let streamed = relation.columns.map(\.name)
-            let copied = replica.columns.map(\.name)
-            guard streamed == copied else {
-                let added = streamed.filter { !copied.contains($0) }
-                let dropped = copied.filter { !streamed.contains($0) }
-                throw ReplicationError("""
-                    \(name): its columns changed in PostgreSQL (added: \(added.joined(separator: ", ")); \
-                    dropped: \(dropped.joined(separator: ", "))). The replica stops here, unchanged since the \
-                    last transaction it applied; run again with --resync to copy the tables again.
-                    """)
-            }
-            let table = Table(
-                name: replica.name,
-                columns: relation.columns.map { ($0.name, PostgresColumnType(oid: $0.typeOID)) },
-                primaryKey: replica.primaryKey)
-            relations[relation.id] = (relation, table)
-        case .insert(let id, let new):
-            let (relation, table) = try self.relation(id)
-            changes.append(.insert(table: table.name, row: try Self.row(new, relation, table)))
-        case .update(let id, let old, let new):
-            let (relation, table) = try self.relation(id)
-            let row = try Self.row(new, relation, table)
-            let key: [String: DatabaseValue]
-            switch old {
-            case .key(let tuple)?, .row(let tuple)?:
-                key = try Self.key(Self.row(tuple, relation, table), table)
-            case nil:
-                key = try Self.key(row, table)
-            }
-            changes.append(.update(table: table.name, key: key, row: row))
-        case .delete(let id, let old):
-            let (relation, table) = try self.relation(id)
-            switch old {
-            case .key(let tuple), .row(let tuple):
-                changes.append(.delete(table: table.name, key: try Self.key(Self.row(tuple, relation, table), table)))
-            }
-        case .truncate(_, let ids):
-            changes.append(.truncate(tables: try ids.map { try relation($0).table.name }))
-        case .origin, .type, .message:
-            break
-        }
-        return nil
-    }
-
-    private func relation(_ id: UInt32) throws -> (relation: PgOutputRelation, table: Table) {
-        guard let entry = relations[id] else { throw ReplicationError("a change names relation \(id), never described") }
-        return entry
-    }
-
-    /// The known values of a tuple, by column (nulls of a key tuple's
-    /// other columns and unchanged TOASTed values left out).
-    private static func row(
-        _ tuple: PgOutputTuple, _ relation: PgOutputRelation, _ table: Table
-    ) throws -> [String: DatabaseValue] {
-        guard tuple.values.count == table.columns.count else {
-            throw ReplicationError("\(table.name): a row has \(tuple.values.count) values for \(table.columns.count) columns")
-        }
-        var row: [String: DatabaseValue] = [:]
-        for (value, column) in zip(tuple.values, table.columns) {
-            switch value {
-            case .null: row[column.name] = .null
-            case .unchangedToast: break
-            case .text(let text): row[column.name] = column.type.value(fromText: text)
-            case .binary(let bytes): row[column.name] = DatabaseValue(storage: .blob(Data(bytes)))
-            }
-        }
-        return row
-    }
-
-    private static func key(_ row: [String: DatabaseValue], _ table: Table) throws
-        -> [String: DatabaseValue]
-    {
-        var key: [String: DatabaseValue] = [:]
-        for column in table.primaryKey {
-            guard let value = row[column] else { throw ReplicationError("\(table.name): a change lacks key column \(column)") }
-            key[column] = value
-        }
-        return key
     }
 }
 

@@ -6,9 +6,9 @@ import Foundation
 import ReactiveSQLite
 
 /// How a PostgreSQL column is kept in the replica: its SQLite type, and
-/// the conversion of its text representation (what pgoutput sends, and
-/// what the initial copy reads with `::text`, in a session with `TimeZone`
-/// UTC, `DateStyle` ISO and `bytea_output` hex).
+/// the conversion of its text representation (what the type's output
+/// function writes, which pgoutput sends and the initial copy reads, in a
+/// session with `TimeZone` UTC, `DateStyle` ISO and `bytea_output` hex).
 ///
 /// | PostgreSQL | SQLite |
 /// | --- | --- |

@@ -13,9 +13,10 @@ import ReactiveSQLite
 ///   stored position is skipped (`apply(_:)` returns false): a source that
 ///   sends again what it sent before a crash applies nothing twice.
 /// - **Never silently wrong.** An update or a deletion that finds no row,
-///   an insertion whose key exists, a table or column the replica does not
-///   have: each throws a `ReplicationError`, and the transaction is rolled
-///   back.
+///   an insertion whose key exists, an update that gives a row the key of
+///   another, a table or column the replica does not have: each throws a
+///   `ReplicationError` (or the `DatabaseError` of SQLite, for a table or
+///   column it does not have), and the transaction is rolled back.
 ///
 /// The positions are kept in the table `_reactivesqlite_replication`, one
 /// row per source name, with the source's own state (see `sourceState`).
@@ -98,10 +99,19 @@ public final class ReplicaApplier: Sendable {
                     let position: Int = try row[2]
                     return position > 0 ? (position, try row[0]) : nil
                 }
+                // The UNIQUE constraints of the definition, in its order.
+                let uniqueIndexes = try String.fetchAll(
+                    db, sql: "SELECT name FROM pragma_index_list(?) WHERE origin = 'u' ORDER BY seq DESC",
+                    arguments: [name])
+                let uniqueKeys = try uniqueIndexes.map { index in
+                    try String.fetchAll(
+                        db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [index])
+                }
                 return ReplicaTable(
                     name: name,
                     columns: try columns.map { ReplicaTable.Column(name: try $0[0], type: try $0[1]) },
-                    primaryKey: key.sorted { $0.0 < $1.0 }.map(\.1))
+                    primaryKey: key.sorted { $0.0 < $1.0 }.map(\.1),
+                    uniqueKeys: uniqueKeys)
             }
         }
     }
@@ -217,13 +227,16 @@ public final class ReplicaApplier: Sendable {
         let stored = try storedPosition(db, source: source)
         if let stored, transaction.position <= stored { return false }
         for change in transaction.changes { try apply(change, in: db) }
-        let state: String?
         if let sourceState {
-            state = sourceState
+            try store(transaction.position, sourceState: sourceState, source: source, in: db)
+        } else if stored != nil {
+            // The source's state stays: only the position is written.
+            try db.execute(
+                sql: "UPDATE \(stateTable) SET position = ? WHERE source = ?",
+                arguments: [Int64(bitPattern: transaction.position.value), source])
         } else {
-            state = try storedState(db, source: source)
+            try store(transaction.position, sourceState: nil, source: source, in: db)
         }
-        try store(transaction.position, sourceState: state, source: source, in: db)
         return true
     }
 
@@ -248,7 +261,8 @@ public final class ReplicaApplier: Sendable {
             do {
                 try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(columns.map { row[$0]! }))
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw ReplicationError("\(table): an inserted row's key exists in the replica: \(describe(row))")
+                throw ReplicationError(
+                    "\(table): an inserted row's key exists in the replica (\(error.message ?? "constraint")): \(describe(row))")
             }
         case .update(let table, let key, let row):
             let keyColumns = key.keys.sorted()
@@ -264,7 +278,16 @@ public final class ReplicaApplier: Sendable {
                     + " WHERE " + condition
             }
             let arguments = columns.map { row[$0]! } + keyColumns.map { key[$0]! }
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+            do {
+                try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                // The source accepted the update: its keys are checked at
+                // another time than the replica's (a deferred constraint).
+                throw ReplicationError("""
+                    \(table): an update breaks a constraint of the replica (\(error.message ?? "constraint")): \
+                    key \(describe(key)), new values \(describe(row))
+                    """)
+            }
             guard db.changesCount == 1 else {
                 throw ReplicationError("\(table): the updated row is not in the replica: key \(describe(key))")
             }
@@ -292,6 +315,9 @@ public final class ReplicaApplier: Sendable {
     /// up to `position`: an app that just wrote to the source, and read
     /// the source's position after its commit (PostgreSQL:
     /// `pg_current_wal_lsn()`), then reads its own write in the replica.
+    /// (After an asynchronous commit, `synchronous_commit = off`, the
+    /// replica reaches it once PostgreSQL flushed its WAL: logical decoding
+    /// reads no further.)
     ///
     /// The replicator may run in another process: give `reader` a
     /// configuration with `observesExternalChanges` then.

@@ -38,13 +38,18 @@ public struct ReplicationPosition: Comparable, Hashable, Sendable, CustomStringC
 /// Rows and keys name their columns; a column missing from an update's
 /// row keeps its value (PostgreSQL does not send a TOASTed value that the
 /// change did not modify).
+///
+/// A key holds the values, before the change, of columns that identify
+/// one row: the table's primary key, or one of its unique keys
+/// (`ReplicaTable/uniqueKeys`; PostgreSQL's `REPLICA IDENTITY USING
+/// INDEX`).
 public enum ReplicatedChange: Sendable, Equatable {
     /// A new row.
     case insert(table: String, row: [String: DatabaseValue])
-    /// The row whose primary key is `key` (before the change) now has the
+    /// The row that `key` identifies (before the change) now has the
     /// values of `row`, which may change the key itself.
     case update(table: String, key: [String: DatabaseValue], row: [String: DatabaseValue])
-    /// The row whose primary key is `key` is deleted.
+    /// The row that `key` identifies is deleted.
     case delete(table: String, key: [String: DatabaseValue])
     /// Every row of the tables is deleted.
     case truncate(tables: [String])
@@ -84,19 +89,26 @@ public struct ReplicaTable: Sendable, Equatable {
     /// The columns of the primary key, never empty: a row that the source
     /// cannot identify cannot be replicated exactly.
     public var primaryKey: [String]
+    /// Other keys that the source identifies rows by (PostgreSQL's
+    /// `REPLICA IDENTITY USING INDEX` on another index than the primary
+    /// key), each made a `UNIQUE` constraint of the replica's table, so
+    /// that a change found by one of them finds its row through an index.
+    public var uniqueKeys: [[String]]
 
     /// Creates a table description.
-    public init(name: String, columns: [Column], primaryKey: [String]) {
+    public init(name: String, columns: [Column], primaryKey: [String], uniqueKeys: [[String]] = []) {
         self.name = name
         self.columns = columns
         self.primaryKey = primaryKey
+        self.uniqueKeys = uniqueKeys
     }
 
     /// `CREATE TABLE` for the replica.
     var definition: String {
         let columns = columns.map { $0.type.isEmpty ? quoted($0.name) : "\(quoted($0.name)) \($0.type)" }
         let key = "PRIMARY KEY (" + primaryKey.map(quoted).joined(separator: ", ") + ")"
-        return "CREATE TABLE \(quoted(name)) (" + (columns + [key]).joined(separator: ", ") + ")"
+        let uniqueKeys = uniqueKeys.map { "UNIQUE (" + $0.map(quoted).joined(separator: ", ") + ")" }
+        return "CREATE TABLE \(quoted(name)) (" + (columns + [key] + uniqueKeys).joined(separator: ", ") + ")"
     }
 }
 

@@ -29,23 +29,33 @@ struct SQLiteReplica: AsyncParsableCommand {
             PostgreSQL needs wal_level = logical. The replica is read-only for apps: writes \
             go to PostgreSQL. Watch it with sqlite-watch.
 
+            The copy reads what the stream sends: the publication's column list and row \
+            filter, no generated column, a partitioned table published via its root with its \
+            partitions' rows. A replica identity index other than the primary key becomes a \
+            UNIQUE constraint of the replica, which updates and deletes find rows by.
+
             STOPS WITH AN ERROR (status 1) on: a login PostgreSQL refuses, a database that \
             does not exist, a privilege the role lacks, a table to publish that does not exist, \
             no free replication slot (PostgreSQL's message and SQLSTATE); a published table \
-            without primary key; a column added or dropped in PostgreSQL (run again with \
-            --resync); a replica that does not match a change. A lost connection, or a server \
-            not reachable yet, is retried (100 ms, doubling up to 5 s). A dropped slot is \
-            recreated and the tables copied again.
+            without primary key, or with a DEFERRABLE one; a schema change of a replicated \
+            table (a column added, dropped, renamed, dropped and added again, or of another \
+            type; another primary key; the table created again) or a table of the publication \
+            that the replica does not hold (run again with --resync); a slot that stands after \
+            the replica (another replica uses it, or the replica file is older than the slot: \
+            run again with --resync); a replica that does not match a change. A lost \
+            connection, or a server not reachable yet, is retried (100 ms, doubling up to 5 s). \
+            A dropped slot is recreated and the tables copied again.
 
             EXIT STATUS:
               0   SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed)
               1   PostgreSQL refused (the login, the database, a privilege, wal_level, a table \
             without primary key, a missing publication), the replica stopped (a schema change, \
-            a change it does not match), or the replica file cannot be written
+            a slot past the replica, a change it does not match), or the replica file cannot \
+            be written
               64  invalid command line
             """)
 
-    @Argument(help: "PostgreSQL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+    @Argument(help: "PostgreSQL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (an IPv6 HOST in brackets: [::1]).")
     var url: String
 
     @Argument(help: "The SQLite replica (created if missing, in WAL mode).")
