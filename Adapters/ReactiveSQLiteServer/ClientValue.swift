@@ -72,13 +72,45 @@ extension LiveQuery.Parameter {
         case (.real, .real(let real)):
             return real.databaseValue
         case (.real, .string(let text)):
-            guard let real = Double(text.trimmingASCIISpaces()), real.isFinite else { throw refusal }
+            let text = text.trimmingASCIISpaces()
+            guard Self.isDecimalNumber(text), let real = Double(text), real.isFinite else { throw refusal }
             return real.databaseValue
         case (.text, .string(let text)):
             return text.databaseValue
         default:
             throw refusal
         }
+    }
+}
+
+extension LiveQuery.Parameter {
+    /// Whether `text` is a number in decimal notation, as SQLite reads a
+    /// real from text: an optional sign, digits with an optional decimal
+    /// point (at least one digit), and an optional exponent (`-1.5`, `.5`,
+    /// `2.`, `1e-3`). Not hexadecimal (`0x1p4`, which `Double` reads), nor
+    /// `nan` or `inf`.
+    ///
+    /// - Complexity: O(n), where n is the length of `text`.
+    static func isDecimalNumber(_ text: Substring) -> Bool {
+        var bytes = text.utf8[...]
+        func skipDigits() -> Int {
+            let count = bytes.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        var digits = skipDigits()
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            digits += skipDigits()
+        }
+        guard digits > 0 else { return false }
+        if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard skipDigits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 }
 

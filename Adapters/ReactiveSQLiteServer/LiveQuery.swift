@@ -24,7 +24,10 @@ public struct LiveQuery: Sendable, Hashable {
         public enum Kind: String, Sendable, Hashable {
             /// A 64-bit integer: a JSON integer, or a string of decimal digits.
             case integer
-            /// A finite real: a JSON number, or a string SQLite would read as one.
+            /// A finite real: a JSON number, or a string SQLite would read as
+            /// one: a decimal number with an optional exponent (`-1.5`, `.5`,
+            /// `1e3`), spaces and tabs around it allowed; not hexadecimal
+            /// (`0x1p4`), `nan` or `inf`.
             case real
             /// Any string (a JSON number is refused, to catch mistakes).
             case text

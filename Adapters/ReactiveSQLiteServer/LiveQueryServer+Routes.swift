@@ -39,7 +39,8 @@ extension LiveQueryServer {
     // MARK: - Server-Sent Events
 
     /// The Server-Sent Events response of a subscription to `query`, its
-    /// arguments taken from the request's URL query (`?team=red`), resuming
+    /// arguments taken from the request's URL query (`?team=red`, names and
+    /// values percent-decoded: `?%C3%A9quipe=red` gives `équipe`), resuming
     /// from its `Last-Event-ID` header. A request the server refuses gets a
     /// 4xx or 503 response whose text says why.
     ///
@@ -52,7 +53,8 @@ extension LiveQueryServer {
     public func eventStreamResponse(query name: String, request: Request) -> Response {
         var arguments: [String: ClientValue] = [:]
         for (key, value) in request.uri.queryParameters {
-            let key = String(key)
+            // Hummingbird decodes the values only.
+            let key = String(key).removingPercentEncoding ?? String(key)
             guard arguments[key] == nil else {
                 return Self.refusal(.badRequest("the argument '\(key.prefix(64))' is given twice"))
             }
@@ -139,7 +141,14 @@ extension LiveQueryServer {
     /// Server messages: `{"subscription":"s1","event":"rows"|"diff","id":"…","data":{...}}`,
     /// `{"subscription":"s1","event":"error","data":{"error":"…"}}` when a
     /// subscription ends, and `{"event":"error","data":{"error":"…"}}` for a
-    /// message the server cannot take (the socket stays open).
+    /// message the server cannot take (the socket stays open). A message
+    /// larger than `LiveQueryServerOptions.maxClientMessageBytes`, in one
+    /// frame or in several, closes the socket with status 1009 (message
+    /// too big), and ends its subscriptions.
+    ///
+    /// The messages of one socket are written one at a time (the frames of
+    /// each are contiguous), each subscription's when it is ready for it:
+    /// the server holds at most one message per socket.
     ///
     /// - Parameters:
     ///   - inbound: The client's messages.
@@ -158,7 +167,19 @@ extension LiveQueryServer {
                     ClientMessage(subscribe: initial.query, arguments: initial.arguments.mapValues { .string($0) }),
                     in: &group)
             }
-            for try await message in inbound.messages(maxSize: options.maxClientMessageBytes) {
+            let maxSize = options.maxClientMessageBytes
+            for try await message in inbound.messages(maxSize: maxSize) {
+                // The stream checks the size of fragmented messages only.
+                let size = switch message {
+                case .text(let text): text.utf8.count
+                case .binary(let buffer): buffer.readableBytes
+                }
+                guard size <= maxSize else {
+                    await socket.close(
+                        .messageTooLarge,
+                        reason: "a message is larger than the server's limit (\(maxSize) bytes, maxClientMessageBytes)")
+                    break
+                }
                 guard case .text(let text) = message else {
                     await socket.reject("binary messages are not supported: send JSON text")
                     continue

@@ -27,7 +27,8 @@ import ReactiveSQLite
 ///   client that applies them holds the query's latest result. The data of
 ///   each event is one of `sqlite-watch --format json`'s objects.
 /// - **Nobody waits for anybody.** Each subscriber is written to by its own
-///   task; a slow one is sent merged differences, and holds at most one
+///   task (the subscriptions of one WebSocket take turns, a whole message
+///   each); a slow one is sent merged differences, and holds at most one
 ///   message in memory.
 /// - **Resumption.** Events have ids; a client that reconnects with the id
 ///   of the latest revision (`Last-Event-ID`, or `lastEventID` in a

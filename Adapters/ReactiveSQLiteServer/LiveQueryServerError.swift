@@ -39,7 +39,9 @@ struct LiveRequestError: Error, Sendable {
 public struct LiveQueryFailure: Error, CustomStringConvertible, Sendable {
     /// What ended the observation.
     public enum Reason: Sendable {
-        /// The result had `count` rows, more than `LiveQueryServerOptions.maxRows`.
+        /// The result had more rows than `limit`
+        /// (`LiveQueryServerOptions.maxRows`): the server stopped reading
+        /// it at row `count`, `limit + 1`.
         case tooManyRows(count: Int, limit: Int)
         /// Reading the database failed: a `DatabaseError` (a file deleted,
         /// replaced, corrupt or unreadable, a changed schema that breaks the

@@ -13,7 +13,9 @@ public struct LiveQueryServerOptions: Sendable, Hashable {
     public var maxSubscriptionsPerSocket = 32
     /// The most rows a live query may return. A result with more ends the
     /// subscriptions of that query (and its arguments) with a reason; a new
-    /// subscription tries again.
+    /// subscription tries again. The server stops reading a result at row
+    /// `maxRows + 1`: arguments that select millions of rows cost no more
+    /// than the limit.
     public var maxRows = 100_000
     /// The most bytes waiting to be written to one client. A subscriber is
     /// sent one message at a time (the next one is computed when the
@@ -21,8 +23,10 @@ public struct LiveQueryServerOptions: Sendable, Hashable {
     /// client holds at most one message in the server's memory: a message
     /// larger than this ends the subscription with a reason.
     public var maxQueuedBytes = 16 << 20
-    /// The largest WebSocket message a client may send (its subscribe and
-    /// unsubscribe messages are small).
+    /// The largest WebSocket message a client may send, in bytes (its
+    /// subscribe and unsubscribe messages are small). A larger one, in one
+    /// frame or in several, closes the socket with status 1009 (message too
+    /// big).
     public var maxClientMessageBytes = 64 << 10
     /// How often an idle Server-Sent Events stream gets a comment line, so
     /// that proxies keep it open and a departed client is noticed.

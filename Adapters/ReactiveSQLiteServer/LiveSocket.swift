@@ -1,15 +1,24 @@
 #if Server
 import HummingbirdWebSocket
+import NIOWebSocket
 import ReactiveSQLite
 
-/// The subscriptions of one WebSocket, each written to by its own task.
+/// The subscriptions of one WebSocket, each served by its own task.
 ///
 /// Messages are written with `writeTextMessage`, in frames no larger than
-/// the socket's maximum frame size, which clients reassemble.
+/// the socket's maximum frame size, which clients reassemble. They are
+/// written one at a time, under `writing`: the frames of one message are
+/// contiguous on the wire (RFC 6455, 5.4), whichever task writes it. A
+/// subscription computes its next message once it holds the socket, so
+/// the server holds at most one message per socket (the one being
+/// written), and a subscription that waits sends the newest rows when its
+/// turn comes.
 final class LiveSocket: Sendable {
     let server: LiveQueryServer
     let outbound: WebSocketOutboundWriter
     private let subscriptions = LockedState<[String: LiveSubscription]>([:])
+    /// Held while a message is written.
+    private let writing = AsyncLock()
 
     init(server: LiveQueryServer, outbound: WebSocketOutboundWriter) {
         self.server = server
@@ -52,30 +61,52 @@ final class LiveSocket: Sendable {
                 subscriptions.withLock { if $0[id] === subscription { $0[id] = nil } }
                 server.unsubscribe(subscription)
             }
+            enum Written { case message, nothing, last }
             events: for await _ in subscription.wakeups {
-                while let event = subscription.nextEvent() {
-                    if event.kind == .ping { continue }
-                    // A closed socket: the inbound loop ends too.
-                    guard (try? await outbound.writeTextMessage(event.webSocketText(subscription: id))) != nil else {
-                        break events
+                while true {
+                    // A closed socket (or a cancelled task): the inbound loop ends too.
+                    let written: Written? = try? await writing.withLock {
+                        // Computed now, from the newest revision.
+                        guard let event = subscription.nextEvent() else { return .nothing }
+                        // Keep-alives are for Server-Sent Events.
+                        if event.kind == .ping { return .message }
+                        try await outbound.writeTextMessage(event.webSocketText(subscription: id))
+                        return event.isFinal ? .last : .message
                     }
-                    if event.isFinal { break events }
+                    switch written {
+                    case .message: continue
+                    case .nothing: continue events
+                    case .last, nil: break events
+                    }
                 }
             }
         }
     }
 
+    /// Ends the subscription `id`, at once: the id is free for a new
+    /// subscription (its task, when it ends, leaves the new one in place).
     func unsubscribe(_ id: String) {
-        subscriptions.withLock { $0[id] }?.cancel()
+        subscriptions.withLock { $0.removeValue(forKey: id) }?.cancel()
     }
 
     /// A message the server cannot take: an error frame, the socket stays open.
     func reject(_ reason: String) async {
-        try? await outbound.writeTextMessage("{\"event\":\"error\",\"data\":{\"error\":\(JSONText.string(reason))}}")
+        await write("{\"event\":\"error\",\"data\":{\"error\":\(JSONText.string(reason))}}")
     }
 
     private func send(_ event: LiveEvent, subscription id: String) async {
-        try? await outbound.writeTextMessage(event.webSocketText(subscription: id))
+        await write(event.webSocketText(subscription: id))
+    }
+
+    /// Writes `text` as one message, after the message being written.
+    private func write(_ text: String) async {
+        try? await writing.withLock { try await outbound.writeTextMessage(text) }
+    }
+
+    /// Closes the socket with `code`, after the message being written
+    /// (a close frame ends the messages: it must not cut one).
+    func close(_ code: WebSocketErrorCode, reason: String) async {
+        try? await writing.withLock { try await outbound.close(code, reason: reason) }
     }
 
     /// Ends every subscription (the socket closed).

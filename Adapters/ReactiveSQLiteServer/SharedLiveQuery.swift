@@ -6,7 +6,9 @@ import ReactiveSQLite
 /// The one observation of a live query with given arguments, shared by all
 /// its subscribers.
 ///
-/// Its observation is the library's `trackingRowDifferences`: each new
+/// Its observation is the library's `trackingRowDifferences`, which stops
+/// reading a result at row `maxRows + 1` (the observation then fails, and
+/// its subscribers are told why): each new
 /// result and its difference from the previous one become a `LiveRevision`
 /// (the difference rendered once), on the observation's own queue; then each
 /// subscriber is woken, and computes what it sends from the rows it last
@@ -68,7 +70,8 @@ final class SharedLiveQuery: Sendable {
             sql: query.sql,
             arguments: StatementArguments(key.arguments.mapValues { $0 as (any DatabaseValueConvertible)? }),
             identifiedBy: query.keyColumns.isEmpty ? nil : .columns(query.keyColumns),
-            isOrdered: query.isOrdered)
+            isOrdered: query.isOrdered,
+            maxRows: maxRows)
         // `start` waits for the writer (it registers the observation and
         // fetches the first rows there): not on the caller's thread, which
         // serves requests.
@@ -79,10 +82,20 @@ final class SharedLiveQuery: Sendable {
                 in: reader, scheduling: .observationQueue,
                 onError: { [weak self] error in
                     guard let self else { return }
-                    self.fail(.error(error), String(describing: error), onFailure: onFailure)
+                    if let error = error as? RowLimitExceeded {
+                        // The fetch read one row more than the limit, and no further.
+                        let count = error.limit + 1
+                        self.fail(
+                            .tooManyRows(count: count, limit: error.limit),
+                            "the live query '\(query.name)' returned more than the server's limit of "
+                                + "\(error.limit) rows (maxRows): the rest of the result was not read",
+                            onFailure: onFailure)
+                    } else {
+                        self.fail(.error(error), String(describing: error), onFailure: onFailure)
+                    }
                 },
                 onChange: { [weak self] value in
-                    self?.receive(value, onFailure: onFailure)
+                    self?.receive(value)
                 })
             let cancelled: AnyDatabaseCancellable? = state.withLock { state in
                 if state.isStopped { return cancellable }
@@ -94,17 +107,10 @@ final class SharedLiveQuery: Sendable {
     }
 
     /// On the observation's queue: a new result.
-    private func receive(
-        _ value: RowsWithDifference, onFailure: @escaping @Sendable (SharedLiveQuery, LiveQueryFailure) -> Void
-    ) {
+    private func receive(_ value: RowsWithDifference) {
         if state.withLock({ $0.failure != nil }) { return }
-        if value.rows.count > maxRows {
-            fail(
-                .tooManyRows(count: value.rows.count, limit: maxRows),
-                "the live query '\(query.name)' returned \(value.rows.count) rows, more than the server's limit of "
-                    + "\(maxRows) rows", onFailure: onFailure)
-            return
-        }
+        // The fetch fails beyond `maxRows`.
+        assert(value.rows.count <= maxRows, "a result of \(value.rows.count) rows, over maxRows (\(maxRows))")
         let number = (state.withLock { $0.latest?.number } ?? 0) + 1
         let difference = value.difference.map { difference in
             JSONText.line(RowJSON.difference(difference, columnNames: value.columnNames, isOrdered: query.isOrdered))

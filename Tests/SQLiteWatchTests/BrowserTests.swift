@@ -225,7 +225,7 @@ struct BrowserTests {
                   ? { problem: document.querySelector("#panel-0 p.problem").textContent,
                       status: document.getElementById("status").textContent } : null
                 """, on: page)
-            #expect((problem["problem"] as? String)?.contains("returned 3 rows, more than the server's limit of 2 rows") == true)
+            #expect((problem["problem"] as? String)?.contains("returned more than the server's limit of 2 rows") == true)
             #expect((problem["status"] as? String)?.hasPrefix("failed") == true, "\(problem)")
             try await database.execute("DELETE FROM place WHERE id = 3")
             // The page tries again by itself (every ten seconds), and

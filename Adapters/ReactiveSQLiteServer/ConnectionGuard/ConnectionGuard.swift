@@ -10,9 +10,14 @@ import ReactiveSQLite
 /// Every refusal is an HTTP response that says why, then a close: a
 /// connection beyond the limit gets `503`, a head that takes too long
 /// `408`, a request line too long `414`, too many or too large headers
-/// `431`, a `Host` that is not allowed `421`, a cross-site WebSocket
-/// `403`, an unsupported WebSocket version `426`, a request with a body
-/// `413`, anything else that is not an HTTP/1.x request head `400`.
+/// `431`, a `Host` (or the host of an absolute target,
+/// `GET http://host/path`) that is not allowed `421`, a cross-site
+/// WebSocket `403`, an unsupported WebSocket version `426`, a request with
+/// a body `413`, an HTTP/1.0 request `505` (HTTP/1.0 has no chunked
+/// encoding, which event streams need), anything else that is not an
+/// HTTP/1.1 request head `400`. A refused request that follows others
+/// on its connection (pipelined) is answered after their responses: the
+/// connection reads nothing more, finishes them, then sends the refusal.
 public struct ConnectionGuardOptions: Sendable, Hashable {
     /// The most connections open at once. One more is answered `503` and
     /// closed at once; keep it below the process's descriptor limit (less
@@ -31,7 +36,8 @@ public struct ConnectionGuardOptions: Sendable, Hashable {
     /// The most header fields in one request.
     public var maxHeaderCount = 64
     /// The host names a request's `Host` may give (lowercased, without
-    /// port), besides IP literals and `localhost` (always accepted: a page
+    /// port), and the host of an absolute target (`GET http://host/path`),
+    /// besides IP literals and `localhost` (always accepted: a page
     /// at an IP address or at localhost is the server's own origin). A
     /// request that names another host, as a page of another site does
     /// after rebinding its DNS name to this server's address, is refused

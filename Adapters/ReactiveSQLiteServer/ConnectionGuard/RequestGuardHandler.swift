@@ -9,11 +9,18 @@ import NIOSSL
 /// The first handler of a guarded connection: it counts the connection,
 /// holds each request head until it is complete and checked (see
 /// `RequestHeadCheck`), then passes it on; after a WebSocket upgrade it
-/// passes everything on. A refused request gets its response and the
-/// connection closes; nothing more is read from it.
-final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// passes the socket's frames on, once checked (see `WebSocketFrameCheck`).
+/// A refused request gets its response and the connection closes; nothing
+/// more is read from it. A refused request pipelined after accepted ones
+/// gets its response after theirs: the handler tells the server that the
+/// input ended (as a client that half-closes its connection does), and
+/// writes the refusal when the server, done with the earlier requests,
+/// closes the connection.
+final class RequestGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let connectionGuard: ConnectionGuard
     private let check: RequestHeadCheck
@@ -25,10 +32,15 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
     private var deadline: Scheduled<Void>?
     private var isAdmitted = false
     private var isRefused = false
+    /// Whether a request was passed on: the server may be answering it.
+    private var hasPassedRequestOn = false
+    /// A refusal to send when the server closes the connection, after the
+    /// responses to the requests before it.
+    private var deferredRefusal: RequestHeadCheck.Refusal?
     /// After a WebSocket upgrade: the socket's frames are not HTTP.
     private var passesThrough = false
     /// Where the client's frames begin and end, after an upgrade.
-    private var maskCheck = WebSocketMaskCheck()
+    private var frameCheck = WebSocketFrameCheck()
 
     init(connectionGuard: ConnectionGuard, isSecure: Bool) {
         self.connectionGuard = connectionGuard
@@ -93,6 +105,7 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
             case .success(let accepted):
                 deadline?.cancel()
                 deadline = nil
+                hasPassedRequestOn = true
                 context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: head)))
                 if accepted.isUpgrade {
                     passesThrough = true
@@ -108,12 +121,15 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
-    /// Passes the client's WebSocket frames on, unless one is not masked:
-    /// RFC 6455 (5.1) has the server close the connection then, with
-    /// status 1002 (protocol error), which Hummingbird's handler does not.
+    /// Passes the client's WebSocket frames on, unless one is not masked,
+    /// or has a reserved opcode or bit: RFC 6455 (5.1, 5.2) has the server
+    /// fail the connection then, with status 1002 (protocol error).
+    /// Hummingbird's handler does not check the mask, and for a reserved
+    /// opcode or bit sends its close frame but goes on reading, and never
+    /// ends the socket's inbound stream.
     private func forwardFrames(_ context: ChannelHandlerContext, _ buffer: ByteBuffer) {
         guard !isRefused else { return }
-        guard maskCheck.receive(buffer.readableBytesView) else {
+        guard frameCheck.receive(buffer.readableBytesView) else {
             isRefused = true
             // A close frame (FIN, opcode 8), unmasked as a server's are,
             // with its two-byte status: 1002.
@@ -135,20 +151,45 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
-    /// Answers `refusal` and closes the connection.
+    /// Answers `refusal` and closes the connection; after the responses to
+    /// the requests passed on before, if any.
     private func refuse(_ context: ChannelHandlerContext, _ refusal: RequestHeadCheck.Refusal) {
         guard !isRefused else { return }
         isRefused = true
         deadline?.cancel()
         deadline = nil
         pending = []
+        if hasPassedRequestOn {
+            // The server finishes the requests it has, then closes: see
+            // `close(context:mode:promise:)`.
+            deferredRefusal = refusal
+            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+            return
+        }
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(Self.response(refusal))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// The response of a refusal, which closes the connection.
+    private static func response(_ refusal: RequestHeadCheck.Refusal) -> ByteBuffer {
         let body = refusal.message + "\n"
         var text = "HTTP/1.1 \(refusal.status) \(refusal.reasonPhrase)\r\n"
             + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
         for (name, value) in refusal.extraHeaders { text += "\(name): \(value)\r\n" }
         text += "\r\n" + body
+        return ByteBuffer(string: text)
+    }
+
+    /// The server closes the connection (or its output), its responses
+    /// written: a deferred refusal goes last, then the connection closes.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        guard mode != .input, let refusal = deferredRefusal else {
+            context.close(mode: mode, promise: promise)
+            return
+        }
+        deferredRefusal = nil
         let channel = context.channel
-        context.writeAndFlush(NIOAny(ByteBuffer(string: text))).whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(NIOAny(Self.response(refusal))).whenComplete { _ in channel.close(promise: promise) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -159,16 +200,18 @@ final class RequestGuardHandler: ChannelInboundHandler, RemovableChannelHandler 
 
 /// Follows the frames a WebSocket client sends, from their headers, and
 /// tells when one is not masked (every client frame must be: RFC 6455,
-/// 5.1). O(1) memory: it keeps a frame header at most (14 bytes) and skips
-/// payloads without reading them.
-struct WebSocketMaskCheck {
+/// 5.1), has a reserved opcode (3 to 7, 11 to 15), or a reserved bit (RSV1
+/// to RSV3: the guarded server negotiates no extension that would give
+/// them a meaning) (5.2). O(1) memory: it keeps a frame header at most (14
+/// bytes) and skips payloads without reading them.
+struct WebSocketFrameCheck {
     /// The bytes of the frame header being read.
     private var header: [UInt8] = []
     /// The bytes of the current frame's payload still to come.
     private var payloadLeft: UInt64 = 0
 
     /// Takes the next bytes of the stream; false once a frame that is not
-    /// masked began.
+    /// masked, or has a reserved opcode or bit, began.
     mutating func receive(_ bytes: some Collection<UInt8>) -> Bool {
         var index = bytes.startIndex
         while index != bytes.endIndex {
@@ -180,7 +223,14 @@ struct WebSocketMaskCheck {
             }
             header.append(bytes[index])
             index = bytes.index(after: index)
-            guard header.count >= 2 else { continue }
+            if header.count == 1 {
+                // FIN, RSV1 to RSV3, then the opcode: continuation, text,
+                // binary, close, ping or pong.
+                guard header[0] & 0x70 == 0, [0x0, 0x1, 0x2, 0x8, 0x9, 0xA].contains(header[0] & 0x0F) else {
+                    return false
+                }
+                continue
+            }
             // The mask bit, first bit of the second byte.
             guard header[1] & 0x80 != 0 else { return false }
             let shortLength = header[1] & 0x7F

@@ -26,6 +26,7 @@ struct RequestHeadCheck {
             case 426: "Upgrade Required"
             case 431: "Request Header Fields Too Large"
             case 503: "Service Unavailable"
+            case 505: "HTTP Version Not Supported"
             default: "Error"
             }
         }
@@ -100,7 +101,7 @@ struct RequestHeadCheck {
         guard let lineEnd = Self.findCRLF(in: bytes, from: start) else {
             return .failure(Refusal(status: 400, message: "no request line"))
         }
-        // The request line: METHOD SP TARGET SP HTTP/1.x
+        // The request line: METHOD SP TARGET SP HTTP/1.1
         let parts = bytes[start..<lineEnd].split(separator: 32, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenCharacter), !parts[1].isEmpty,
             parts[1].allSatisfy({ $0 > 32 && $0 < 127 })
@@ -108,8 +109,19 @@ struct RequestHeadCheck {
             return .failure(Refusal(status: 400, message: "a request line is METHOD TARGET HTTP/1.1"))
         }
         let version = String(decoding: parts[2], as: UTF8.self)
-        guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
-            return .failure(Refusal(status: 400, message: "only HTTP/1.0 and HTTP/1.1 are served here, not \(version.prefix(16))"))
+        guard version == "HTTP/1.1" else {
+            // HTTP/1.0 has no chunked encoding, which event streams need
+            // (RFC 9112, 6.1: Hummingbird would send them chunked all the
+            // same), nor WebSocket upgrades.
+            return .failure(Refusal(
+                status: version == "HTTP/1.0" ? 505 : 400,
+                message: "only HTTP/1.1 is served here, not \(version.prefix(16))"))
+        }
+        let target = String(decoding: parts[1], as: UTF8.self)
+        let authority: Substring?
+        switch Self.authority(ofTarget: target) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let found): authority = found
         }
         // The header fields.
         var fields: [(name: String, value: String)] = []
@@ -133,16 +145,17 @@ struct RequestHeadCheck {
         func values(_ name: String) -> [String] { fields.filter { $0.name == name }.map(\.value) }
 
         let hosts = values("host")
-        guard hosts.count == 1 || (version == "HTTP/1.0" && hosts.isEmpty) else {
+        guard hosts.count == 1 else {
             return .failure(Refusal(status: 400, message: "a request has one Host header field"))
         }
-        if let host = hosts.first, !isAllowed(host: host) {
+        // An absolute target names the host the request is for (RFC 9112,
+        // 3.2.2): both it and Host must be allowed.
+        if let host = [authority.map(String.init), hosts.first].compactMap(\.self).first(where: { !isAllowed(host: $0) }) {
             return .failure(Refusal(
                 status: 421,
                 message: "this server does not answer for the host '\(host.prefix(128))' (sqlite-watch: --allow-host NAME)"))
         }
         if let token = options.accessToken {
-            let target = String(decoding: parts[1], as: UTF8.self)
             if let refusal = checkToken(
                 token, target: target, authorization: values("authorization"), cookies: values("cookie"),
                 isSecure: isSecure)
@@ -166,12 +179,35 @@ struct RequestHeadCheck {
         guard let key = values("sec-websocket-key").first, Self.isWebSocketKey(key) else {
             return .failure(Refusal(status: 400, message: "Sec-WebSocket-Key is 16 bytes in base64"))
         }
-        if let origin = values("origin").first, !isAllowed(origin: origin, host: hosts.first, isSecure: isSecure) {
+        if let origin = values("origin").first,
+            !isAllowed(origin: origin, host: authority.map(String.init) ?? hosts.first, isSecure: isSecure)
+        {
             return .failure(Refusal(
                 status: 403,
                 message: "a page of '\(origin.prefix(128))' may not open this WebSocket (sqlite-watch: --allow-origin ORIGIN)"))
         }
         return .success(Accepted(isUpgrade: true))
+    }
+
+    // MARK: - Target
+
+    /// The authority of an absolute-form target (`http://host:port/path`),
+    /// nil for a path (origin form) or `*`; a refusal for anything else,
+    /// or an authority with user information (RFC 9110, 4.2.4).
+    static func authority(ofTarget target: String) -> Result<Substring?, Refusal> {
+        if target.hasPrefix("/") || target == "*" { return .success(nil) }
+        let malformed = Refusal(status: 400, message: "a request target is a path (/…) or an absolute URL (http://…)")
+        guard let schemeEnd = target.range(of: "://") else { return .failure(malformed) }
+        let scheme = target[..<schemeEnd.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+            scheme.allSatisfy({ $0.isASCIILetterOrDigit || $0 == "+" || $0 == "-" || $0 == "." })
+        else { return .failure(malformed) }
+        let rest = target[schemeEnd.upperBound...]
+        let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
+        guard !authority.contains("@") else {
+            return .failure(Refusal(status: 400, message: "a request target has no user information (user@)"))
+        }
+        return .success(authority)
     }
 
     // MARK: - Token

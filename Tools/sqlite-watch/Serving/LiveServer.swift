@@ -211,8 +211,8 @@ final class LiveServer {
     /// a minute later (the page retries every ten seconds).
     private func note(_ failure: LiveQueryFailure) {
         let message: String = switch failure.reason {
-        case .tooManyRows(let count, let limit):
-            "the result has \(count) rows, more than --max-rows (\(limit)): it is not served until it has fewer "
+        case .tooManyRows(_, let limit):
+            "the result has more than --max-rows (\(limit)) rows: it is not served until it has fewer "
                 + "(give a larger --max-rows, or a query with fewer rows)"
         case .error:
             failure.message

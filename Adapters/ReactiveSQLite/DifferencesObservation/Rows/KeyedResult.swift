@@ -81,22 +81,28 @@ struct KeyedResult: Sendable {
     /// those are copied, and the result compares with `base` by key. Rows
     /// that come out of key order make the query run again, without `base`.
     ///
+    /// Given `maxRows`, the reads stop at row `maxRows + 1`, which throws
+    /// `RowLimitExceeded`.
+    ///
     /// - Complexity: O(n) for rows that come in key order (with `base`:
     ///   O(n + m), plus O(k (log c + b)) for k changed rows, or O(n) when
     ///   many changed); O(n log m) when m of them come out of it.
     static func fetch(
         _ db: Database, sql: String, arguments: StatementArguments, columnNames: [String], keyIndex: Int,
-        generation: Int, base: KeyedResult? = nil
+        generation: Int, base: KeyedResult? = nil, maxRows: Int? = nil
     ) throws -> KeyedResult? {
         if let base, base.order == nil, base.keyIndex == keyIndex, base.columnNames == columnNames,
-            let result = try base.refetched(db, sql: sql, arguments: arguments, generation: generation)
+            let result = try base.refetched(
+                db, sql: sql, arguments: arguments, generation: generation, maxRows: maxRows ?? .max)
         {
             return result
         }
         var builder = EncodedRows.Builder()
         var order: [Int64] = []
+        let maxRows = maxRows ?? .max
         do {
             try db.forEachRawRow(sql: sql, arguments: arguments) { row in
+                guard order.count < maxRows else { throw RowLimitExceeded(limit: maxRows) }
                 // A key that is not an integer stops the statement.
                 guard let key = Self.key(of: row, at: keyIndex) else { throw Unkeyed() }
                 order.append(key)
@@ -118,18 +124,22 @@ struct KeyedResult: Sendable {
 
     /// The query run again, its rows compared with this result's as they
     /// come: this result with the rows that changed; nil when a row comes
-    /// out of ascending key order or has no integer key.
+    /// out of ascending key order or has no integer key. Row `maxRows + 1`
+    /// throws `RowLimitExceeded`.
     private func refetched(
-        _ db: Database, sql: String, arguments: StatementArguments, generation: Int
+        _ db: Database, sql: String, arguments: StatementArguments, generation: Int, maxRows: Int
     ) throws -> KeyedResult? {
         var old = rows.makeIterator()
         var oldRow = old.next()
         var lastKey: Int64?
+        var count = 0
         var changes: [(key: Int64, encoded: ArraySlice<UInt8>?)] = []
         var scratch: [UInt8] = []
         let keyIndex = self.keyIndex
         do {
             try db.forEachRawRow(sql: sql, arguments: arguments) { row in
+                guard count < maxRows else { throw RowLimitExceeded(limit: maxRows) }
+                count += 1
                 guard let key = Self.key(of: row, at: keyIndex), lastKey.map({ $0 < key }) ?? true else { throw Unkeyed() }
                 lastKey = key
                 while let row = oldRow, row.key < key {

@@ -1,3 +1,15 @@
+/// The error of a `trackingRowDifferences` observation given a row limit
+/// (the live-query server's `maxRows`): the query returned more rows than
+/// `limit`. The fetch stops reading at row `limit + 1`, so that a result
+/// of millions of rows costs no more than the limit.
+package struct RowLimitExceeded: Error, Sendable, CustomStringConvertible {
+    /// The most rows the observation takes.
+    package var limit: Int
+
+    /// `the query returned more than LIMIT rows`.
+    package var description: String { "the query returned more than \(limit) rows" }
+}
+
 /// What a fetch of `trackingRowDifferences` hands its reducer.
 struct FetchedResult: Sendable {
     enum Rows: Sendable {
@@ -35,11 +47,15 @@ struct FetchedResult: Sendable {
 /// other rows, and rows whose key column holds other values or the same
 /// integer twice (from then on, until the columns change), are fetched as
 /// `Row` values.
+///
+/// Given `maxRows`, every fetch throws `RowLimitExceeded` as soon as it
+/// reads one row more.
 final class RowDifferencesFetch: Sendable {
     private let sql: String
     private let arguments: StatementArguments
     private let identity: RowIdentity?
     private let isOrdered: Bool
+    private let maxRows: Int?
 
     private struct State {
         /// The identity inferred for the columns and schemas of the last
@@ -59,11 +75,12 @@ final class RowDifferencesFetch: Sendable {
 
     private let state = LockedState(State())
 
-    init(sql: String, arguments: StatementArguments, identity: RowIdentity?, isOrdered: Bool) {
+    init(sql: String, arguments: StatementArguments, identity: RowIdentity?, isOrdered: Bool, maxRows: Int? = nil) {
         self.sql = sql
         self.arguments = arguments
         self.identity = identity
         self.isOrdered = isOrdered
+        self.maxRows = maxRows
     }
 
     /// A number no other keyed result of the process has, so that a
@@ -114,12 +131,14 @@ final class RowDifferencesFetch: Sendable {
     // MARK: - Full fetch
 
     /// The whole result.
+    ///
+    /// - Throws: `RowLimitExceeded` at row `maxRows + 1`.
     func fetch(_ db: Database) throws -> FetchedResult {
         let (columnNames, identity, _) = try shape(db)
         if let keyIndex = keyIndex(identity: identity, columnNames: columnNames) {
             if let result = try KeyedResult.fetch(
                 db, sql: sql, arguments: arguments, columnNames: columnNames, keyIndex: keyIndex,
-                generation: nextGeneration(), base: state.withLock { $0.lastKeyed })
+                generation: nextGeneration(), base: state.withLock { $0.lastKeyed }, maxRows: maxRows)
             {
                 state.withLock { $0.lastKeyed = result }
                 return FetchedResult(rows: .keyed(result), columnNames: columnNames, identity: identity)
@@ -129,8 +148,20 @@ final class RowDifferencesFetch: Sendable {
                 $0.lastKeyed = nil
             }
         }
-        let rows = try SQLRequest<Row>(sql: sql, arguments: arguments).fetchAll(db)
-        return FetchedResult(rows: .rows(rows), columnNames: columnNames, identity: identity)
+        return FetchedResult(rows: .rows(try fetchRows(db)), columnNames: columnNames, identity: identity)
+    }
+
+    /// The rows as `Row` values, up to `maxRows`.
+    private func fetchRows(_ db: Database) throws -> [Row] {
+        let request = SQLRequest<Row>(sql: sql, arguments: arguments)
+        guard let maxRows else { return try request.fetchAll(db) }
+        let cursor = try request.fetchCursor(db)
+        var rows: [Row] = []
+        while let row = try cursor.next() {
+            guard rows.count < maxRows else { throw RowLimitExceeded(limit: maxRows) }
+            rows.append(row)
+        }
+        return rows
     }
 
     // MARK: - Incremental fetch
@@ -180,6 +211,7 @@ final class RowDifferencesFetch: Sendable {
             let lookup = try lookup(db, columnNames: columnNames, keyIndex: result.keyIndex, schemas: schemas),
             let patched = try result.patched(db, keys: rowIDs.sorted(), lookup: lookup, generation: nextGeneration())
         else { return nil }
+        if let maxRows, patched.count > maxRows { throw RowLimitExceeded(limit: maxRows) }
         state.withLock { $0.lastKeyed = patched }
         return FetchedResult(rows: .keyed(patched), columnNames: columnNames, identity: identity)
     }

@@ -78,7 +78,28 @@ extension ValueObservation where Value == RowsWithDifference {
         isOrdered: Bool = false,
         initialRows: ResultRows? = nil
     ) -> Self {
-        let fetch = RowDifferencesFetch(sql: sql, arguments: arguments, identity: identity, isOrdered: isOrdered)
+        trackingRowDifferences(
+            sql: sql, arguments: arguments, identifiedBy: identity, isOrdered: isOrdered, initialRows: initialRows,
+            maxRows: nil)
+    }
+
+    /// `trackingRowDifferences(sql:arguments:identifiedBy:isOrdered:initialRows:)`
+    /// that takes at most `maxRows` rows: a fetch that reads one more stops
+    /// there, and the observation fails with `RowLimitExceeded` (the
+    /// live-query server's `maxRows`: a query that selects millions of rows
+    /// costs no more than the limit).
+    ///
+    /// - Parameter maxRows: The most rows of a result; nil for no limit.
+    package static func trackingRowDifferences(
+        sql: String,
+        arguments: StatementArguments = StatementArguments(),
+        identifiedBy identity: RowIdentity? = nil,
+        isOrdered: Bool = false,
+        initialRows: ResultRows? = nil,
+        maxRows: Int?
+    ) -> Self {
+        let fetch = RowDifferencesFetch(
+            sql: sql, arguments: arguments, identity: identity, isOrdered: isOrdered, maxRows: maxRows)
         return ValueObservation(
             tracking: .regions([SQLRequest<Row>(sql: sql, arguments: arguments)]),
             fetch: { db in try fetch.fetch(db) },
