@@ -21,7 +21,10 @@ import ReactiveSQLite
 /// - **No SQL from clients.** Clients name a registered query and give
 ///   values for its declared parameters, checked before they are bound.
 /// - **One observation per distinct query and arguments**, shared by all
-///   its subscribers; it stops `idleLifetime` after its last subscriber left.
+///   its subscribers; it stops `idleLifetime` after its last subscriber left,
+///   or sooner when more than `maxIdleObservations` have none (the one idle
+///   the longest first): clients that subscribe with ever new arguments
+///   cannot make the server keep an observation for each.
 /// - **Exact differences.** A subscriber is sent its first rows (`rows`),
 ///   then differences (`diff`), each from the rows it last received: a
 ///   client that applies them holds the query's latest result. The data of
@@ -45,6 +48,8 @@ public final class LiveQueryServer: Sendable {
 
     private struct State {
         var shared: [SharedLiveQuery.Key: SharedLiveQuery] = [:]
+        /// The observations without subscribers, each with its one timer.
+        var idle: [SharedLiveQuery.Key: IdleObservation] = [:]
         var subscriberCount = 0
         var notice: String?
         var failureHandler: (@Sendable (LiveQueryFailure) -> Void)?
@@ -175,6 +180,8 @@ public final class LiveQueryServer: Sendable {
             }
             state.subscriberCount += 1
             let existing = state.shared[key]
+            // An idle observation has a subscriber again: it stays.
+            state.idle.removeValue(forKey: key)?.timer.cancel()
             let shared = existing ?? SharedLiveQuery(key: key, query: query, maxRows: maxRows)
             state.shared[key] = shared
             // Added under the server's lock: an idle observation cannot be
@@ -208,16 +215,36 @@ public final class LiveQueryServer: Sendable {
             stopIfIdle(shared, since: generation)
             return
         }
-        Task { [weak self] in
-            try? await Task.sleep(for: lifetime)
-            self?.stopIfIdle(shared, since: generation)
+        let maxIdle = max(0, options.maxIdleObservations)
+        let evicted = state.withLock { state -> [SharedLiveQuery] in
+            guard state.shared[shared.key] === shared, shared.isIdle(since: generation) else { return [] }
+            // One timer per idle observation (a later unsubscribe replaces it).
+            state.idle[shared.key]?.timer.cancel()
+            let timer = Task { [weak self] in
+                try? await Task.sleep(for: lifetime)
+                guard !Task.isCancelled else { return }
+                self?.stopIfIdle(shared, since: generation)
+            }
+            state.idle[shared.key] = IdleObservation(since: .now, generation: generation, timer: timer)
+            var evicted: [SharedLiveQuery] = []
+            while state.idle.count > maxIdle, let oldest = state.idle.min(by: { $0.value.since < $1.value.since }) {
+                state.idle[oldest.key] = nil
+                oldest.value.timer.cancel()
+                if let stopped = state.shared[oldest.key], stopped.isIdle(since: oldest.value.generation) {
+                    state.shared[oldest.key] = nil
+                    evicted.append(stopped)
+                }
+            }
+            return evicted
         }
+        for stopped in evicted { stopped.stop() }
     }
 
     private func stopIfIdle(_ shared: SharedLiveQuery, since generation: Int) {
         let isStopped = state.withLock { state in
             guard state.shared[shared.key] === shared, shared.isIdle(since: generation) else { return false }
             state.shared[shared.key] = nil
+            state.idle[shared.key] = nil
             return true
         }
         if isStopped { shared.stop() }
@@ -226,14 +253,21 @@ public final class LiveQueryServer: Sendable {
     /// A failed observation: the next subscription starts a new one.
     private func forget(_ shared: SharedLiveQuery) {
         state.withLock { state in
-            if state.shared[shared.key] === shared { state.shared[shared.key] = nil }
+            if state.shared[shared.key] === shared {
+                state.shared[shared.key] = nil
+                state.idle.removeValue(forKey: shared.key)?.timer.cancel()
+            }
         }
     }
 
     /// Stops every observation and ends every subscription with `reason`.
     public func shutDown(reason: String = "the server is shutting down") {
         let all = state.withLock { state in
-            defer { state.shared = [:] }
+            defer {
+                state.shared = [:]
+                for idle in state.idle.values { idle.timer.cancel() }
+                state.idle = [:]
+            }
             return Array(state.shared.values)
         }
         for shared in all {
@@ -241,6 +275,17 @@ public final class LiveQueryServer: Sendable {
             shared.endSubscribers(reason: reason)
         }
     }
+}
+
+/// An observation without subscribers, kept for `idleLifetime`.
+private struct IdleObservation {
+    /// When its last subscriber left.
+    var since: ContinuousClock.Instant
+    /// Its generation then (see `SharedLiveQuery.isIdle(since:)`).
+    var generation: Int
+    /// Stops it at the end of its idle lifetime; cancelled when it has a
+    /// subscriber again.
+    var timer: Task<Void, Never>
 }
 
 extension SharedLiveQuery {

@@ -35,6 +35,11 @@ public struct LiveQueryServerOptions: Sendable, Hashable {
     /// subscriber left, so that a client that reconnects with the last
     /// event id it received is sent nothing until the next change.
     public var idleLifetime: Duration = .seconds(30)
+    /// The most observations kept without subscribers (for their
+    /// `idleLifetime`). One more stops the one idle the longest at once, so
+    /// that clients that subscribe with ever new arguments cannot make the
+    /// server keep an observation for each.
+    public var maxIdleObservations = 100
 
     /// The default limits.
     public init() {}

@@ -221,6 +221,38 @@ import TestSupport
         }
     }
 
+    /// Clients that subscribe with ever new arguments, then leave: the
+    /// server keeps at most `maxIdleObservations` observations without
+    /// subscribers, stopping the one idle the longest, and an idle one that
+    /// gets a subscriber again is kept.
+    @Test func idleObservationsAreBounded() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        let team = LiveQuery(
+            name: "team", sql: "SELECT * FROM player WHERE team = :team", parameters: [.init("team", .text)])
+        var options = LiveQueryServerOptions()
+        // A departed Server-Sent Events client is noticed at the next write.
+        options.keepAliveInterval = .milliseconds(50)
+        options.idleLifetime = .seconds(600)
+        options.maxIdleObservations = 2
+        let server = try LiveQueryServer(reader: database.writer, queries: [team], options: options)
+        try await withLiveServer(server) { port, _ in
+            func visit(_ name: String) async throws {
+                let client = try SSEClient(port: port, path: "/live/team?team=\(name)")
+                #expect(await client.wait(until: { $0.replica.hasRows }) != nil)
+                client.disconnect()
+                try await waitUntil { server.subscriberCount == 0 }
+            }
+            try await visit("a")
+            try await visit("b")
+            #expect(server.observationCount == 2)
+            try await visit("a")  // "a" is idle the shortest now
+            try await visit("c")  // stops "b"
+            #expect(server.observationCount == 2)
+            for index in 0..<20 { try await visit("t\(index)") }
+            #expect(server.observationCount == 2)
+        }
+    }
+
     @Test func shuttingDownEndsEverySubscriptionWithAReason() async throws {
         let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
         let server = try LiveQueryServer(reader: database.writer, queries: [Self.all])

@@ -43,7 +43,10 @@ public struct DatabaseRegionObservation: Sendable {
     /// - Parameters:
     ///   - writer: A `DatabaseQueue` or a `DatabasePool`.
     ///   - onError: Called when the region cannot be computed (a request
-    ///     whose SQL does not compile); the observation does not start.
+    ///     whose SQL does not compile): the observation does not start; or,
+    ///     with `Configuration.observesExternalChanges`, when the database
+    ///     file is deleted or replaced under the connections
+    ///     (`SQLITE_READONLY_DBMOVED`): the observation ends.
     ///   - onChange: Called on the writer's queue with the writer's
     ///     `Database`, after each transaction that modified the region. A
     ///     transaction it begins must end before it returns: one still open
@@ -56,7 +59,7 @@ public struct DatabaseRegionObservation: Sendable {
         onChange: @escaping @Sendable (Database) -> Void
     ) -> AnyDatabaseCancellable {
         let host = writer.observationHost
-        let observer = RegionObserver(host: host, regions: regions, onChange: onChange)
+        let observer = RegionObserver(host: host, regions: regions, onError: onError, onChange: onChange)
         do {
             try host.writer.sync { db in
                 let region = try db.observedRegion(of: regions)
@@ -73,12 +76,16 @@ public struct DatabaseRegionObservation: Sendable {
     /// One element per committed transaction that modified the region, as an
     /// asynchronous sequence. The observation starts when iteration starts
     /// and stops when the loop ends or its task is cancelled. Elements are
-    /// buffered without limit: none is lost.
+    /// buffered without limit: none is lost. The sequence throws when the
+    /// region cannot be computed, and when the database file is deleted or
+    /// replaced under the connections (`SQLITE_READONLY_DBMOVED`).
     public func changes(in writer: some DatabaseWriter) -> AsyncDatabaseRegionChanges {
         let host = writer.observationHost
         let regions = self.regions
         return AsyncDatabaseRegionChanges { continuation in
-            let observer = RegionObserver(host: host, regions: regions, onChange: { _ in continuation.yield() })
+            let observer = RegionObserver(
+                host: host, regions: regions, onError: { continuation.finish(throwing: $0) },
+                onChange: { _ in continuation.yield() })
             host.writer.asyncAccess({ db in
                 let region = try db.observedRegion(of: regions)
                 // Cancelled before it started: stay out of the broker.

@@ -8,15 +8,20 @@ final class RegionObserver: DatabaseCommitObserver, @unchecked Sendable {
     let host: any ObservationHost
     let regions: [any DatabaseRegionConvertible]
     let onChange: @Sendable (Database) -> Void
+    /// Told when the observation ends with an error (the database file
+    /// deleted or replaced under the connections).
+    let onError: @Sendable (any Error) -> Void
     let gate = DeliveryGate()
     var observerID: Int?
 
     init(
         host: any ObservationHost, regions: [any DatabaseRegionConvertible],
+        onError: @escaping @Sendable (any Error) -> Void,
         onChange: @escaping @Sendable (Database) -> Void
     ) {
         self.host = host
         self.regions = regions
+        self.onError = onError
         self.onChange = onChange
     }
 
@@ -27,6 +32,17 @@ final class RegionObserver: DatabaseCommitObserver, @unchecked Sendable {
             db.observationBroker.updateRegion(region, forObserver: observerID)
         }
         gate.deliver { onChange(db) }
+    }
+
+    /// The file the connections read is no longer the one at the path: the
+    /// observation ends with `error`, unless it was cancelled.
+    func databaseFileDidMove(_ db: Database, _ error: DatabaseError) {
+        guard let observerID else { return }
+        self.observerID = nil
+        db.observationBroker.unregister(observerID)
+        host.observationDidEnd()
+        gate.deliver { onError(error) }
+        gate.cancel()
     }
 
     func cancel() {
