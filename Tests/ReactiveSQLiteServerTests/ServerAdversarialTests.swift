@@ -44,6 +44,12 @@ struct ServerAdversarialTests {
                 maxFrameSize: maxFrameSize))
         try await app.test(.live) { client in
             guard let port = client.port else { throw SSEClientError("no port") }
+            // The live test client connects in the background, and its
+            // shutdown closes that connection only if it is open by then:
+            // one that opens later stays open, sends nothing, and holds
+            // the server's shutdown until the guard's header timeout
+            // (10 s). A request first waits for it.
+            try await client.execute(uri: "/", method: .get) { #expect($0.status == .ok) }
             try await body(port)
         }
     }
@@ -615,11 +621,14 @@ fileprivate final class LoopbackConnection: Sendable {
         }
     }
 
-    /// What arrives within `timeout`, and whether the
-    /// peer closed.
+    /// What arrives within `timeout`, and whether the peer closed (or
+    /// `close` or `reset` ran). The socket's number is read anew at each
+    /// turn and `recv` runs under the lock that `close` and `reset` take:
+    /// a close on another thread (a `RawWebSocket`'s reader reads while
+    /// the test closes) cannot free the number between, for the next
+    /// socket of the process (a client's, or one the server accepted) to
+    /// take, and this reader to steal that socket's bytes.
     func readUntilClosed(timeout: Duration) -> (bytes: [UInt8], isClosed: Bool) {
-        let socketNumber = descriptor.value
-        guard socketNumber >= 0 else { return ([], true) }
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var received: [UInt8] = []
@@ -627,12 +636,23 @@ fileprivate final class LoopbackConnection: Sendable {
         while true {
             let left = deadline - clock.now
             guard left > .zero else { return (received, false) }
+            let socketNumber = descriptor.value
+            guard socketNumber >= 0 else { return (received, true) }
+            // At most 20 ms: a poll on a number closed (and taken again) meanwhile ends soon.
+            let milliseconds = min(20, max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             var poller = pollfd(fd: socketNumber, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            let ready = poll(&poller, 1, Int32(milliseconds))
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { recv(socketNumber, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
+            let (count, code) = buffer.withUnsafeMutableBytes { bytes in
+                descriptor.withLock { current -> (Int, Int32) in
+                    // Closed since the poll began: the number may be another socket's now.
+                    guard current == socketNumber else { return (0, 0) }
+                    let count = recv(current, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT))
+                    return (count, errno)
+                }
+            }
+            if count < 0, code == EINTR || code == EAGAIN || code == EWOULDBLOCK { continue }
             guard count > 0 else { return (received, true) }
             received += buffer[0..<count]
         }
