@@ -96,10 +96,11 @@ final class RowDifferencesFetch: Sendable {
     private static let generations = LockedState(0)
 
     /// The statement's columns and the rows' identity, once the statement
-    /// is checked, and the versions of the schemas they were read at.
+    /// is checked, and the versions of the schemas they were read at (nil
+    /// when the identity was given: no inference to check against them).
     private func shape(
         _ db: Database
-    ) throws -> (columnNames: [String], identity: RowIdentity, schemas: ResolutionSchemaVersions) {
+    ) throws -> (columnNames: [String], identity: RowIdentity, schemas: ResolutionSchemaVersions?) {
         let statement = try db.cachedStatement(sql: sql)
         // The fetch runs the statement after each commit: it must change nothing.
         guard statement.isReadOnly, statement.columnCount > 0 else {
@@ -109,8 +110,8 @@ final class RowDifferencesFetch: Sendable {
                 sql: sql)
         }
         let columnNames = statement.columnNames
+        if let identity { return (columnNames, identity, nil) }
         let schemas = try db.resolutionSchemaVersions()
-        if let identity { return (columnNames, identity, schemas) }
         if let known = state.withLock({ $0.inferred }), known.columnNames == columnNames, known.schemas == schemas {
             return (columnNames, known.identity, schemas)
         }
@@ -219,8 +220,9 @@ final class RowDifferencesFetch: Sendable {
     /// The lookup of rows by key, made again when the columns or the
     /// schemas changed.
     private func lookup(
-        _ db: Database, columnNames: [String], keyIndex: Int, schemas: ResolutionSchemaVersions
+        _ db: Database, columnNames: [String], keyIndex: Int, schemas: ResolutionSchemaVersions?
     ) throws -> RowLookup? {
+        let schemas = try schemas ?? db.resolutionSchemaVersions()
         if let known = state.withLock({ $0.lookup }), known.columnNames == columnNames, known.schemas == schemas {
             return known.lookup
         }
