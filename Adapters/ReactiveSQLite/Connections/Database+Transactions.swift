@@ -106,7 +106,7 @@ extension Database {
     /// unknown until the next check), the rollback may have undone the change,
     /// so the caches filled meanwhile (statements compiled against the undone
     /// schema) are forgotten.
-    private func forgetSchemaChangesUndoneByRollback() {
+    func forgetSchemaChangesUndoneByRollback() {
         if schemaCache.schemaVersion == nil { clearSchemaCache() }
     }
 
@@ -115,6 +115,12 @@ extension Database {
     /// the cached one, or this connection changed the schema since it was
     /// last read), and keeps them otherwise.
     func refreshSchemaCacheAfterRollback() {
+        guard refreshesSchemaAfterRollback else {
+            // The next access checks the version; a change of this
+            // connection's own was forgotten already (version unknown).
+            forgetSchemaChangesUndoneByRollback()
+            return
+        }
         do {
             try refreshSchemaCacheIfNeeded()
         } catch {

@@ -90,6 +90,13 @@ public final class Database {
     /// pragma throws there (it could turn it off, then write).
     var isReadOnlyAccess = false
 
+    /// Whether a rollback reads the schema version afterwards (see
+    /// `refreshSchemaCacheAfterRollback()`): not while
+    /// `yieldingToWriters(_:)` throws a read away, because that reading
+    /// would take a real shared lock, right after a writer of another
+    /// process was met, which its commit could then meet.
+    var refreshesSchemaAfterRollback = true
+
     /// Whether the connection is closed, readable from any thread: statements
     /// released after the close finalize their handles under this lock.
     private let closedState = Mutex(false)
@@ -231,16 +238,21 @@ public final class Database {
             // back, and throws `SQLITE_MISUSE`.
             try withAccess { try prepareDatabase(self) }
         }
+        // Both read the schema: without a lock another process's writer
+        // could meet, when the database observes external changes (see
+        // `yieldingToWriters(_:)`).
         try withAccess {
-            // The default level comes after `prepareDatabase`: setting it
-            // reads the schema. A level that `prepareDatabase` set wins.
-            if let defaultSynchronous, !compiledSynchronousPragma {
-                try execute(sql: "PRAGMA synchronous = \(defaultSynchronous)")
+            try yieldingToWriters {
+                // The default level comes after `prepareDatabase`: setting it
+                // reads the schema. A level that `prepareDatabase` set wins.
+                if let defaultSynchronous, !compiledSynchronousPragma {
+                    try execute(sql: "PRAGMA synchronous = \(defaultSynchronous)")
+                }
+                // Opening is lazy in SQLite: read the schema now, so that a
+                // file that is not a database, or a missing file, fails here
+                // with a clear error instead of at the first statement.
+                try execute(sql: "SELECT 1 FROM sqlite_master LIMIT 1")
             }
-            // Opening is lazy in SQLite: read the schema now, so that a file
-            // that is not a database, or a missing file, fails here with a
-            // clear error instead of at the first statement.
-            try execute(sql: "SELECT 1 FROM sqlite_master LIMIT 1")
         }
     }
 

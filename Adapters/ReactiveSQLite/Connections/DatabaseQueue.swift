@@ -69,6 +69,27 @@ public final class DatabaseQueue: DatabaseWriter {
         return try await writer.async { db in try db.readAccess(value) }
     }
 
+    /// `read(_:)`, yielding to the writers of other processes when the queue
+    /// observes external changes (see `Database.yieldingToWriters(_:)`): in
+    /// rollback-journal mode it holds no lock that another process's commit
+    /// could meet. `value` may run several times; the result is its last
+    /// run's.
+    ///
+    /// - Precondition: Not called from inside another access of this queue.
+    package func readYieldingToWriters<T>(_ value: (Database) throws -> T) throws -> T {
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.read")
+        return try writer.sync { db in try db.yieldingToWriters { try db.readAccess(value) } }
+    }
+
+    /// `readYieldingToWriters(_:)`, suspending the task (not blocking its
+    /// thread) until the connection is available.
+    package func readYieldingToWriters<T: Sendable>(
+        _ value: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        owner.preconditionNoAccessOnCurrentThread("DatabaseQueue.read")
+        return try await writer.async { db in try db.yieldingToWriters { try db.readAccess(value) } }
+    }
+
     /// Runs `updates` in a transaction (`BEGIN IMMEDIATE`): committed when it
     /// returns, rolled back when it throws. When SQLite rolls the transaction
     /// back by itself after an error that `updates` catches, the write

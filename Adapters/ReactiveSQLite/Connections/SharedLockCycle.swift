@@ -8,6 +8,9 @@ internal import CSQLCipher
 #else
 internal import CSQLite
 #endif
+#if REACTIVESQLITE_INTERNAL_CHECKS
+import Synchronization
+#endif
 
 /// The shared lock of one main database file opened through
 /// `WriterYieldingVFS`: real, or optimistic (held without a lock, and
@@ -25,6 +28,8 @@ final class SharedLockCycle {
 
     /// The file of the default VFS.
     private let file: UnsafeMutablePointer<sqlite3_file>
+    /// The path of the file; nil for a file without one.
+    private let path: String?
     /// The rollback journal of the file (the database's path and
     /// `-journal`); nil for a file without a path.
     private let journalPath: String?
@@ -50,9 +55,10 @@ final class SharedLockCycle {
     /// `SQLITE_FCNTL_RESET_CACHE` for an SQLite without it.
     var forgetsPages = false
 
-    init(file: UnsafeMutablePointer<sqlite3_file>, journalPath: String?) {
+    init(file: UnsafeMutablePointer<sqlite3_file>, path: String?) {
         self.file = file
-        self.journalPath = journalPath
+        self.path = path
+        journalPath = path.map { $0 + "-journal" }
     }
 
     /// Whether the shared lock held is optimistic.
@@ -99,6 +105,9 @@ final class SharedLockCycle {
         guard isUndisturbed() else { return SQLITE_BUSY }
         let code = methods.xLock!(file, SQLITE_LOCK_SHARED)
         guard code == SQLITE_OK else { return code }
+        #if REACTIVESQLITE_INTERNAL_CHECKS
+        didTakeRealSharedLock()
+        #endif
         // A writer that came and went between the validation and the lock.
         guard readHeader() == header else {
             _ = methods.xUnlock!(file, SQLITE_LOCK_NONE)
@@ -197,3 +206,25 @@ final class SharedLockCycle {
         return code
     }
 }
+
+#if REACTIVESQLITE_INTERNAL_CHECKS
+extension SharedLockCycle {
+    /// Real shared locks taken on files in rollback-journal mode, by path:
+    /// each is a moment when a commit of another process's writer could
+    /// meet a reader (tests; REACTIVESQLITE_INTERNAL_CHECKS builds only).
+    /// Per path, so that tests running in parallel count their own files.
+    static let realSharedLocks = Mutex<[String: Int]>([:])
+
+    /// Counts a real shared lock on a file not in WAL mode.
+    func didTakeRealSharedLock() {
+        guard !usesWAL, let path else { return }
+        Self.realSharedLocks.withLock { $0[path, default: 0] += 1 }
+    }
+
+    /// The real shared locks taken so far on the file at `path`, in
+    /// rollback-journal mode, by connections that yield to writers.
+    static func realSharedLockCount(path: String) -> Int {
+        realSharedLocks.withLock { $0[path] ?? 0 }
+    }
+}
+#endif

@@ -147,6 +147,12 @@ extension Database {
     /// writer. Elsewhere its reads take their locks, and the progress
     /// handler interrupts them when a writer starts.
     ///
+    /// SQLite's copy of the schema is forgotten at the start of the next
+    /// run, inside its scope: forgetting it reads the main schema again,
+    /// and that reading, right after a writer was met, must not take a
+    /// real lock that the writer's next commit could meet. A run that
+    /// meets a writer there is thrown away too.
+    ///
     /// `body` must be a read that may run several times: its effects are
     /// those of its last run. After 100 runs thrown away, it runs with
     /// real locks, without yielding (a writer that never stops would
@@ -155,26 +161,32 @@ extension Database {
         guard let yielding = writerYielding, !isInsideTransaction, yielding.scopeDepth == 0 else { return try body() }
         let cycle = mainFileSharedLockCycle()
         var discardedRuns = 0
+        var forgetsSchema = false
         while true {
             let yields = discardedRuns < 100
             if yields { yielding.scopeDepth += 1 }
             cycle?.allowsOptimism = yields
             cycle?.metWriter = false
             cycle?.schemaMayHaveChanged = false
+            if forgetsSchema {
+                forgetsSchema = false
+                forgetSchemaOfConnection()
+            }
             let result = Result { try body() }
             yielding.scopeDepth = 0
             let interrupted = yielding.didInterrupt
             yielding.didInterrupt = false
             let endCode = cycle?.endScope(timeout: configuration.busyTimeout) ?? SQLITE_OK
             if let cycle, cycle.metWriter {
-                discardReads(schemaMayHaveChanged: cycle.schemaMayHaveChanged, of: cycle)
+                discardReads(of: cycle)
+                if cycle.schemaMayHaveChanged { forgetsSchema = true }
                 discardedRuns += 1
                 continue
             }
             switch result {
             case .failure(let error as DatabaseError) where error.resultCode == .SQLITE_INTERRUPT && interrupted:
                 // The interrupted read may have left its transaction open.
-                rollbackIfInsideTransaction()
+                rollbackDiscardedRead()
                 discardedRuns += 1
             case .failure(let error):
                 throw error
@@ -183,6 +195,17 @@ extension Database {
                 return value
             }
         }
+    }
+
+    /// Rolls back the transaction a thrown-away read left open, if any,
+    /// without reading the schema version afterwards: that reading would
+    /// take a real shared lock (the scope has ended), right after a writer
+    /// was met, and its next commit could meet it. The next access reads
+    /// the version, inside its own scope.
+    private func rollbackDiscardedRead() {
+        refreshesSchemaAfterRollback = false
+        defer { refreshesSchemaAfterRollback = true }
+        rollbackIfInsideTransaction()
     }
 
     /// The shared-lock cycle of the main database file, when
@@ -196,10 +219,9 @@ extension Database {
     }
 
     /// Throws away what a run that may have met a writer read: its
-    /// transaction, SQLite's copy of the pages it read, and SQLite's copy of
-    /// the schema when it may mix two states.
-    func discardReads(schemaMayHaveChanged: Bool, of cycle: SharedLockCycle) {
-        rollbackIfInsideTransaction()
+    /// transaction, and SQLite's copy of the pages it read. Reads nothing.
+    func discardReads(of cycle: SharedLockCycle) {
+        rollbackDiscardedRead()
         // SQLITE_FCNTL_RESET_CACHE (SQLite 3.44 and later, and some
         // earlier builds); else the VFS makes the next reading of the
         // file's version differ, which drops the pages too.
@@ -207,23 +229,27 @@ extension Database {
         if sqlite3_file_control(connection, "main", resetCache, nil) != SQLITE_OK {
             cycle.forgetsPages = true
         }
-        if schemaMayHaveChanged {
-            // A transaction that changes the temporary schema and rolls
-            // back makes SQLite forget every schema of the connection,
-            // which it reads again when it next needs it: the one way that
-            // works on every SQLite we run on (`PRAGMA writable_schema =
-            // RESET` is missing from SQLCipher's). It takes no lock on the
-            // main database. `query_only` would refuse the temporary table:
-            // lifted for the time of it.
-            let isQueryOnly = (try? SQLRequest<Bool>(sql: "PRAGMA query_only").fetchOne(self)) == true
-            if isQueryOnly { sqlite3_exec(connection, "PRAGMA query_only = 0", nil, nil, nil) }
-            sqlite3_exec(
-                connection, "BEGIN; CREATE TEMP TABLE reactivesqlite_schema_reset(x); ROLLBACK", nil, nil, nil)
-            // A statement that failed midway leaves the transaction open.
-            if sqlite3_get_autocommit(connection) == 0 { sqlite3_exec(connection, "ROLLBACK", nil, nil, nil) }
-            if isQueryOnly { sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil) }
-            observationBroker.forgetInternalRollback()
-        }
+    }
+
+    /// Makes SQLite forget its copy of every schema of the connection (a
+    /// read that met a writer may have left one that mixes two states): it
+    /// reads them again, the main one at once. Inside `yieldingToWriters`,
+    /// that reading is optimistic too, and validated with the run.
+    func forgetSchemaOfConnection() {
+        // A transaction that changes the temporary schema and rolls back
+        // makes SQLite forget every schema of the connection, which it reads
+        // again when it next needs it: the one way that works on every
+        // SQLite we run on (`PRAGMA writable_schema = RESET` is missing from
+        // SQLCipher's). Creating the table reads the main schema first (a
+        // shared lock on the main database). `query_only` would refuse the
+        // temporary table: lifted for the time of it.
+        let isQueryOnly = (try? SQLRequest<Bool>(sql: "PRAGMA query_only").fetchOne(self)) == true
+        if isQueryOnly { sqlite3_exec(connection, "PRAGMA query_only = 0", nil, nil, nil) }
+        sqlite3_exec(connection, "BEGIN; CREATE TEMP TABLE reactivesqlite_schema_reset(x); ROLLBACK", nil, nil, nil)
+        // A statement that failed midway leaves the transaction open.
+        if sqlite3_get_autocommit(connection) == 0 { sqlite3_exec(connection, "ROLLBACK", nil, nil, nil) }
+        if isQueryOnly { sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil) }
+        observationBroker.forgetInternalRollback()
     }
 }
 

@@ -65,9 +65,10 @@ internal import CSQLite
 /// between the checks changed the first bytes in between; one done before
 /// the first check wrote nothing the reads could see half-done. A read
 /// that fails the validation is thrown away, its pages with it
-/// (`SQLITE_FCNTL_RESET_CACHE`, and `PRAGMA writable_schema = RESET` when
-/// the schema may have changed), and runs again: the writer it met has
-/// committed by then, or its next shared lock waits for it. SQLite never
+/// (`SQLITE_FCNTL_RESET_CACHE`, and SQLite's copy of the schema when it
+/// may have changed, forgotten inside the next run), and runs again: the
+/// writer it met has committed by then, or its next shared lock waits for
+/// it. Nothing in between takes a real lock. SQLite never
 /// sees a page half-written without knowing: the pages it read go when the
 /// read goes, and an error it met on them (a malformed page) is thrown
 /// away with the read.
@@ -129,8 +130,7 @@ enum WriterYieldingVFS {
                 return code
             }
             outer.storeBytes(of: inner, toByteOffset: WriterYieldingVFS.innerPointerOffset, as: UnsafeMutablePointer<sqlite3_file>.self)
-            let journalPath = path.map { String(cString: $0) + "-journal" }
-            let cycle = Unmanaged.passRetained(SharedLockCycle(file: inner, journalPath: journalPath))
+            let cycle = Unmanaged.passRetained(SharedLockCycle(file: inner, path: path.map { String(cString: $0) }))
             outer.storeBytes(of: cycle.toOpaque(), toByteOffset: WriterYieldingVFS.cyclePointerOffset, as: UnsafeMutableRawPointer.self)
             let methods = (outer + WriterYieldingVFS.methodsOffset).bindMemory(to: sqlite3_io_methods.self, capacity: 1)
             methods.initialize(to: WriterYieldingVFS.forwardingMethods(of: innerMethods.pointee))
@@ -224,6 +224,9 @@ enum WriterYieldingVFS {
             // A writer that took RESERVED between the check and the lock:
             // give the lock back before it tries to commit.
             if level == SQLITE_LOCK_SHARED, code == SQLITE_OK {
+                #if REACTIVESQLITE_INTERNAL_CHECKS
+                cycle.didTakeRealSharedLock()
+                #endif
                 var isReserved: Int32 = 0
                 if methods.xCheckReservedLock!(inner, &isReserved) == SQLITE_OK, isReserved != 0 {
                     _ = methods.xUnlock!(inner, SQLITE_LOCK_NONE)

@@ -253,13 +253,13 @@ final class ExternalChangeDetector: @unchecked Sendable {
     /// once more, which costs one fetch that finds nothing new).
     private func startPolling(_ db: Database) throws {
         guard !state.withLock({ $0.isClosed }) else { return }
-        writerDataVersion = try db.dataVersion()
+        writerDataVersion = try db.yieldingToWriters { try db.dataVersion() }
         let connection = try SerializedDatabase(
             path: path, configuration: configuration, role: "watcher", readonly: true,
             defaultSynchronous: defaultSynchronous, owner: owner)
         let initialVersion: Int
         do {
-            initialVersion = try connection.sync { try $0.dataVersion() }
+            initialVersion = try connection.sync { db in try db.yieldingToWriters { try db.dataVersion() } }
         } catch {
             connection.close()
             writerDataVersion = nil
@@ -436,10 +436,12 @@ final class ExternalChangeDetector: @unchecked Sendable {
     private static func readDataVersion(_ db: Database, _ poller: Poller) throws -> Int? {
         let header = try? db.readStoredFile(.database, offset: 16, count: 84)
         if let header, header == poller.storedHeader { return nil }
-        // Without a lock in rollback mode (see `WriterYieldingVFS`).
-        let version = try db.yieldingToWriters { try db.dataVersion() }
-        // Known once the reading opened the file (the log, in WAL mode).
-        poller.storedHeader = try db.isInWALMode() ? nil : header
+        // Without a lock in rollback mode (see `WriterYieldingVFS`); the
+        // journal mode too, which reads the schema when SQLite forgot it
+        // (after a read that met a schema change). Known once the reading
+        // opened the file (the log, in WAL mode).
+        let (version, isInWALMode) = try db.yieldingToWriters { (try db.dataVersion(), try db.isInWALMode()) }
+        poller.storedHeader = isInWALMode ? nil : header
         return version
     }
 

@@ -241,10 +241,14 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
         do {
             switch tracking {
             case .regions(let regions):
-                region = try db.observedRegion(of: regions)
+                // Both may read the schema: without a lock another
+                // process's writer could meet (see `yieldingToWriters`).
+                let candidatePages: ObservedTablePages?
+                (region, candidatePages) = try db.yieldingToWriters {
+                    (try db.observedRegion(of: regions),
+                     refetch?.candidatePages(db, observesExternalChanges: host.externalChangeDetector != nil))
+                }
                 for willTrackRegion in events.willTrackRegion { willTrackRegion(region) }
-                let candidatePages = refetch?.candidatePages(
-                    db, observesExternalChanges: host.externalChangeDetector != nil)
                 willFetchFirstValue()
                 fetched = try inReadTransaction(db, knowingSnapshot: candidatePages != nil) { snapshot in
                     try refetch?.start(db, pages: candidatePages)
@@ -289,8 +293,11 @@ final class ValueObserver<Value: Sendable>: DatabaseCommitObserver, @unchecked S
 
     func databaseDidCommit(_ db: Database, _ commit: DatabaseCommit) {
         refetch?.commitDidChange(commit.changedRowIDs)
+        // The region compiles the requests, which may read the schema:
+        // without a lock another process's writer could meet (see
+        // `yieldingToWriters`).
         if commit.changesSchema, case .regions(let regions) = tracking, let observerID,
-            let newRegion = try? db.observedRegion(of: regions), newRegion != region
+            let newRegion = try? db.yieldingToWriters({ try db.observedRegion(of: regions) }), newRegion != region
         {
             // A schema change may have redefined a view the regions read.
             trackRegion(newRegion, db, observerID: observerID)

@@ -67,6 +67,33 @@ import Testing
         #expect(try await read == 2)
     }
 
+    /// `readYieldingToWriters` (the reads of `sqlite-watch` beside its
+    /// observation) waits for a writer's commit too, and then reads without
+    /// a real shared lock: the next writer, which may start as soon as the
+    /// first is done, never meets it.
+    @Test(arguments: journalModes)
+    func aYieldingReadWaitsForTheCommitAndTakesNoLock(journalMode: String) async throws {
+        let fixture = try Fixture(journalMode: journalMode)
+        let yielding = try fixture.yielding
+        let shell = try InteractiveSQLiteShell(path: fixture.path)
+        defer { shell.stop() }
+        shell.send("BEGIN; UPDATE t SET v = 2; SELECT 'reserved';")
+        try await shell.waitForOutput(containing: "reserved")
+
+        let busyCalls = yielding.busyCalls.load(ordering: .relaxed)
+        // A child task, on the test's own thread (see above).
+        async let read = fixture.queue.readYieldingToWriters { db in
+            try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db)
+        }
+        try await waitUntil { yielding.busyCalls.load(ordering: .relaxed) > busyCalls }
+        shell.send("COMMIT; SELECT 'committed';")
+        try await shell.waitForOutput(containing: "committed")
+        #expect(shell.errorText.isEmpty)
+        #expect(try await read == 2)
+        // Nor did the queue take one when it opened (it reads the schema).
+        #expect(SharedLockCycle.realSharedLockCount(path: fixture.path) == 0)
+    }
+
     @Test(arguments: journalModes)
     func aReadThatAWriterMeetsStopsAndRunsAgainAfterTheCommit(journalMode: String) async throws {
         let fixture = try Fixture(journalMode: journalMode)
@@ -161,6 +188,9 @@ import Testing
             }
         }
         try await paused.wait()
+        // The access that runs the read read the schema version first,
+        // with a real lock (a write access); none from now on.
+        let realSharedLocks = SharedLockCycle.realSharedLockCount(path: fixture.path)
         // Two lines: the second runs even when the first fails.
         shell.send(statement)
         shell.send("SELECT 'done';")
@@ -168,6 +198,9 @@ import Testing
         #expect(shell.errorText.isEmpty, "the writer failed beside the paused read")
         resume.open()
         try await read
+        // The run thrown away was rolled back without reading the schema
+        // version with a real lock after it (right after a writer).
+        #expect(SharedLockCycle.realSharedLockCount(path: fixture.path) == realSharedLocks)
         return runs.value
     }
 
@@ -202,7 +235,8 @@ import Testing
         #expect(try await read() == ["aaaa-aaaa", "1 columns"], "SQLite keeps its pages and schema")
         try await fixture.queue.writeWithoutTransaction { db in
             let cycle = try #require(db.mainFileSharedLockCycle())
-            db.discardReads(schemaMayHaveChanged: true, of: cycle)
+            db.discardReads(of: cycle)
+            db.forgetSchemaOfConnection()
         }
         #expect(try await read() == ["bbbb-bbbb", "2 columns"])
     }

@@ -94,6 +94,46 @@ import Testing
 
     // MARK: - Value observations
 
+    /// The connections of a queue that observes external changes take no
+    /// real shared lock on a file in rollback-journal mode: each would be a
+    /// moment when a writer of another process, without a busy handler,
+    /// fails at its commit. Not when they open (they read the schema), not
+    /// when observations start, nor when the observations' reads meet
+    /// commits and are thrown away: every read is optimistic (see
+    /// `WriterYieldingVFS`).
+    @Test(arguments: ["delete", "truncate", "persist"])
+    func observingARollbackJournalFileTakesNoRealSharedLock(journalMode: String) async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("db.sqlite")
+        let external = try DatabaseQueue(path: path)
+        defer { external.close() }
+        try external.writeSQLWithoutTransaction("PRAGMA journal_mode = \(journalMode)")
+        try external.writeSQL(Self.schemaSQL)
+        var configuration = Configuration()
+        configuration.observesExternalChanges = true
+        configuration.externalChangePollInterval = .milliseconds(1)
+        let observed = try DatabaseQueue(path: path, configuration: configuration)
+        defer { observed.close() }
+        let scores = Recorder<[Int]>()
+        let rowCounts = Recorder<Int>()
+        let values = ValueObservation.trackingAll(Self.scores)
+            .start(in: observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: scores.append)
+        defer { values.cancel() }
+        // As `sqlite-watch` observes.
+        let rows = ValueObservation.trackingRowDifferences(sql: "SELECT * FROM player").map { $0.rows.count }
+            .start(in: observed, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: rowCounts.append)
+        defer { rows.cancel() }
+        _ = try await scores.wait(for: 1)
+        _ = try await rowCounts.wait(for: 1)
+        // Commits one after the other, which the observations' reads meet.
+        for score in 1...300 {
+            try external.writeSQL("UPDATE player SET score = \(score) WHERE id = \(score % 3 + 1)")
+        }
+        _ = try await scores.wait(forLast: [300, 298, 299])
+        _ = try await observed.readYieldingToWriters { db in try Self.playerCount.fetchOne(db) }
+        #expect(SharedLockCycle.realSharedLockCount(path: path) == 0)
+    }
+
     @Test(arguments: Setup.allCases)
     func valueObservationSeesTheCommitsOfAnotherConnection(setup: Setup) async throws {
         let fixture = try Fixture(setup)

@@ -78,7 +78,8 @@ final class LiveServer {
                 let database = try WatchedDatabase.open(
                     path: settings.path, busyTimeout: settings.busyTimeout, passphrase: settings.passphrase)
                 let queries = settings.queries
-                let inspections = try await database.read { db in
+                // Without a lock a writer of another process could meet.
+                let inspections = try await database.readYieldingToWriters { db in
                     try queries.map { query in try QueryInspection(sql: query.sql, keys: query.keys, in: db) }
                 }
                 try serve(database, inspections: inspections)

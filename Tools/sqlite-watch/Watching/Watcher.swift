@@ -74,7 +74,8 @@ final class Watcher {
             let database = try self.database ?? open()
             self.database = database
             let settings = self.settings
-            inspection = try database.read { db in
+            // Without a lock a writer of another process could meet.
+            inspection = try database.readYieldingToWriters { db in
                 try QueryInspection(sql: settings.sql, keys: settings.keys, in: db)
             }
             observe()
@@ -193,7 +194,9 @@ final class Watcher {
         isProbing = true
         Task { @MainActor [self] in
             do {
-                _ = try await database.read { db in
+                // After the writer's commit, without a lock the next writer
+                // could meet (see `Configuration.observesExternalChanges`).
+                _ = try await database.readYieldingToWriters { db in
                     try SQLRequest<Int>(sql: "SELECT count(*) FROM sqlite_master").fetchOne(db)
                 }
                 isProbing = false
