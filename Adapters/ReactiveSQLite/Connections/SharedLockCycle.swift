@@ -26,6 +26,9 @@ final class SharedLockCycle {
     /// salt and the first encrypted bytes of an encrypted one.
     static let headerCount = 100
 
+    /// The first bytes of a database file that is not encrypted.
+    static let clearFileMagic = Array("SQLite format 3\0".utf8)
+
     /// The file of the default VFS.
     private let file: UnsafeMutablePointer<sqlite3_file>
     /// The path of the file; nil for a file without one.
@@ -73,19 +76,25 @@ final class SharedLockCycle {
 
     /// Begins an optimistic shared lock: `SQLITE_OK`, `SQLITE_BUSY` while a
     /// writer is active, or nil when the lock must be real (a first page
-    /// that cannot be read, such as an empty file's, or a live journal,
-    /// which SQLite must see under a lock, and roll back when hot).
+    /// that cannot be read, such as an empty file's; a live journal, which
+    /// SQLite must see under a lock, and roll back when hot; a file in WAL
+    /// mode, whose log SQLite opens next).
     ///
     /// The first bytes are read before the checks: a writer that wrote
     /// them after that and is done before the checks changed them (see
     /// `end()`).
     func beginOptimistically() -> Int32? {
         guard let bytes = readHeader() else { return nil }
+        // The read and write versions of a clear file (bytes 18 and 19): 2
+        // in WAL mode. An encrypted file's are not readable here: its log
+        // is found when SQLite opens it (`logWillOpen`).
+        if bytes.starts(with: Self.clearFileMagic), bytes[18] == 2 || bytes[19] == 2 { return nil }
         if isReserved() { return SQLITE_BUSY }
         // A writer that began since the check above (its RESERVED lock
         // comes before its journal), or a hot journal.
         if journalIsLive() { return isReserved() ? SQLITE_BUSY : nil }
         header = bytes
+        Self.setOptimisticCycleOfThread(self)
         return SQLITE_OK
     }
 
@@ -94,6 +103,7 @@ final class SharedLockCycle {
     func end() {
         _ = isUndisturbed()
         header = nil
+        clearOptimisticCycleOfThread()
     }
 
     /// Makes an optimistic shared lock real, validated first: the reads so
@@ -115,7 +125,30 @@ final class SharedLockCycle {
             return SQLITE_BUSY
         }
         self.header = nil
+        clearOptimisticCycleOfThread()
         return SQLITE_OK
+    }
+
+    /// SQLite is about to open `logPath` while it believes it holds the
+    /// shared lock of this file: when the lock is optimistic and the log is
+    /// this file's, the lock is made real first (validated), or the opening
+    /// fails with `SQLITE_BUSY` and the read is thrown away (`metWriter`).
+    ///
+    /// A connection in WAL mode holds its shared lock on the database file
+    /// for as long as it keeps the log open, and that lock is what makes
+    /// another process's return to rollback mode (`PRAGMA journal_mode =
+    /// DELETE`, which needs EXCLUSIVE) fail instead of deleting the log
+    /// under the connection. Without it, a connection could keep a log
+    /// that another process deleted, and stay in WAL mode on deleted files:
+    /// reads that never begin, external commits never seen again.
+    func logWillOpen(_ logPath: String) -> Int32 {
+        guard isOptimistic, let path, logPath == path + "-wal" else { return SQLITE_OK }
+        let code = makeReal()
+        // A lock refused (another process switching the journal mode
+        // holds PENDING or EXCLUSIVE): the run is thrown away and runs
+        // again, with a real lock once the file says WAL.
+        if code != SQLITE_OK { recordWriter(schemaMayHaveChanged: true) }
+        return code
     }
 
     /// The file's wal-index is about to be used: WAL mode, real locks from
@@ -150,11 +183,47 @@ final class SharedLockCycle {
         // The schema cookie of a clear file tells whether the schema
         // changed; the first page of an encrypted file does not, nor a
         // writer still at work.
-        let clear = Array("SQLite format 3\0".utf8)
-        let schemaMayHaveChanged = isActive || !(header?.starts(with: clear) ?? false)
-            || !(bytes?.starts(with: clear) ?? false) || header![40..<44] != bytes![40..<44]
+        let schemaMayHaveChanged = isActive || !(header?.starts(with: Self.clearFileMagic) ?? false)
+            || !(bytes?.starts(with: Self.clearFileMagic) ?? false) || header![40..<44] != bytes![40..<44]
         recordWriter(schemaMayHaveChanged: schemaMayHaveChanged)
         return false
+    }
+
+    // MARK: - The optimistic lock of the current thread
+
+    /// The key of the thread-local reference to the cycle whose optimistic
+    /// lock the current thread holds (retained): how `WriterYieldingVFS`
+    /// finds, when SQLite opens a log, the database file whose lock SQLite
+    /// believes it holds. SQLite opens the log in the same call that took
+    /// the lock, on the same thread. A reference left at a thread's exit
+    /// is released.
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        #if canImport(Glibc)
+        pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<SharedLockCycle>.fromOpaque(pointer).release() }
+        }
+        #else
+        pthread_key_create(&key) { pointer in Unmanaged<SharedLockCycle>.fromOpaque(pointer).release() }
+        #endif
+        return key
+    }()
+
+    /// The cycle whose optimistic lock the current thread holds, if any.
+    static var optimisticCycleOfThread: SharedLockCycle? {
+        pthread_getspecific(threadKey).map { Unmanaged<SharedLockCycle>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static func setOptimisticCycleOfThread(_ cycle: SharedLockCycle?) {
+        if let previous = pthread_getspecific(threadKey) {
+            Unmanaged<SharedLockCycle>.fromOpaque(previous).release()
+        }
+        pthread_setspecific(threadKey, cycle.map { Unmanaged.passRetained($0).toOpaque() })
+    }
+
+    /// The optimistic lock of this cycle ended: forgotten by the thread.
+    private func clearOptimisticCycleOfThread() {
+        if Self.optimisticCycleOfThread === self { Self.setOptimisticCycleOfThread(nil) }
     }
 
     private func recordWriter(schemaMayHaveChanged: Bool) {

@@ -75,10 +75,13 @@ internal import CSQLite
 ///
 /// A cycle takes the real lock, and is validated first, when the
 /// connection asks for more than SHARED (a hot journal to roll back, a
-/// write) or uses the file's wal-index (the file is in WAL mode: readers
-/// never block writers there, and the first page does not change at each
-/// commit, so WAL files never read without a lock), and when a scope ends
-/// with the lock still held (`PRAGMA locking_mode = EXCLUSIVE`). Memory-
+/// write), opens the file's log or uses its wal-index (the file is in WAL
+/// mode: readers never block writers there, and the first page does not
+/// change at each commit, so WAL files never read without a lock; and the
+/// lock is what keeps another process from leaving WAL mode and deleting
+/// the log under the connection), and when a scope ends with the lock
+/// still held (`PRAGMA locking_mode = EXCLUSIVE`). A file whose header
+/// says WAL takes a real lock from the start. Memory-
 /// mapped reads are refused while a lock is optimistic (SQLite then reads
 /// with `xRead`): a writer that shrinks the file would make them fault.
 
@@ -114,6 +117,15 @@ enum WriterYieldingVFS {
             let base = vfs.pointee.pAppData.assumingMemoryBound(to: sqlite3_vfs.self)
             guard let open = base.pointee.xOpen else { return SQLITE_MISUSE }
             guard flags & SQLITE_OPEN_MAIN_DB != 0 else {
+                // A log opened under an optimistic lock: the lock becomes
+                // real first (see `SharedLockCycle.logWillOpen`).
+                if flags & SQLITE_OPEN_WAL != 0, let path, let cycle = SharedLockCycle.optimisticCycleOfThread {
+                    let code = cycle.logWillOpen(String(cString: path))
+                    guard code == SQLITE_OK else {
+                        file.pointee.pMethods = nil
+                        return code
+                    }
+                }
                 // Not wrapped: the default VFS's file fills the space.
                 return open(base, path, file, flags, outFlags)
             }
@@ -177,6 +189,10 @@ enum WriterYieldingVFS {
     private static func forwardingMethods(of base: sqlite3_io_methods) -> sqlite3_io_methods {
         var methods = base
         methods.xClose = { file in
+            // SQLite releases its locks before it closes a file: this one
+            // is for safety (the thread must not keep the cycle).
+            let cycle = WriterYieldingVFS.cycle(file)
+            if cycle.isOptimistic { cycle.end() }
             let inner = WriterYieldingVFS.inner(file)
             let code = WriterYieldingVFS.methods(inner).xClose!(inner)
             Unmanaged<SharedLockCycle>.fromOpaque(
