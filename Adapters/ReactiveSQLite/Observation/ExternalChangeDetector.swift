@@ -302,11 +302,22 @@ final class ExternalChangeDetector: @unchecked Sendable {
 
     /// On the dedicated connection's queue, when a file of the database was
     /// written: reads at once, then, in WAL mode, again after 1, 2, 4, ...
-    /// 512 milliseconds, until a reading finds a new version. In WAL mode
-    /// the last step of a commit is the update of the shared-memory index,
-    /// which no file event reports: the first readings may come before it,
-    /// a later one comes after. A write that is not a commit (pages of a
-    /// transaction under way, a checkpoint) costs these ten readings.
+    /// 512 milliseconds, until a reading *after the first* finds a new
+    /// version. In WAL mode the last step of a commit is the update of the
+    /// shared-memory index, which no file event reports: the first readings
+    /// may come before it, a later one comes after. A write that is not a
+    /// commit (pages of a transaction under way, a checkpoint) costs these
+    /// ten readings.
+    ///
+    /// The first reading may find the commit *before* the one that wrote:
+    /// the log had been written by the next commit (which waits for the
+    /// previous one to be complete) before the reading that would have
+    /// found the previous one ran. A change found there says nothing of the
+    /// commit that wrote, so it does not end the chain (`FollowUpChain`):
+    /// it ended there once, and that last commit of a burst was never seen
+    /// (`ExternalChangeAdversarialTests.ownCommitsRightAfterExternalOnes`,
+    /// pool, under load). Any change found after the first reading comes
+    /// from that commit or a later one.
     ///
     /// In rollback-journal mode, the last write of a commit (the journal
     /// deleted, truncated or zeroed) comes before the writer releases its
@@ -319,16 +330,20 @@ final class ExternalChangeDetector: @unchecked Sendable {
         poll(poller)
         guard poller.storedHeader == nil else { return }
         poller.followUpGeneration += 1
-        followUp(poller, generation: poller.followUpGeneration, baseline: poller.changeCount, delay: 1)
+        followUp(poller, generation: poller.followUpGeneration, chain: FollowUpChain(), delay: 1)
     }
 
-    private func followUp(_ poller: Poller, generation: Int, baseline: Int, delay: Int) {
+    private func followUp(_ poller: Poller, generation: Int, chain: FollowUpChain, delay: Int) {
         poller.connection.queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self, weak poller] in
-            guard let self, let poller, poller.followUpGeneration == generation, poller.changeCount == baseline
+            // The first reading (queued by `pollAfterWrite`, on this serial
+            // queue) and its completion ran before this block.
+            var chain = chain
+            guard let self, let poller, poller.followUpGeneration == generation,
+                chain.readsAgain(changeCount: poller.changeCount)
             else { return }
             poll(poller)
             if delay < Self.longestFollowUpDelay {
-                followUp(poller, generation: generation, baseline: baseline, delay: delay * 2)
+                followUp(poller, generation: generation, chain: chain, delay: delay * 2)
             }
         }
     }
@@ -492,6 +507,26 @@ final class ExternalChangeDetector: @unchecked Sendable {
     /// checks count as one detection).
     var detectionCount: Int { state.withLock { $0.detectionCount } }
     #endif
+}
+
+/// The readings that follow a file event in WAL mode (see
+/// `ExternalChangeDetector.pollAfterWrite`): whether each follow-up reads.
+struct FollowUpChain {
+    /// The count of readings that found a new version, after the first
+    /// reading that followed the event; nil before the first follow-up.
+    private var baseline: Int?
+
+    /// Whether the follow-up due now reads, given the count of readings
+    /// that found a new version so far: yes until a reading after the
+    /// first one found one. The first follow-up always reads (a change
+    /// found by the first reading may be an earlier commit's).
+    mutating func readsAgain(changeCount: Int) -> Bool {
+        guard let baseline else {
+            baseline = changeCount
+            return true
+        }
+        return changeCount == baseline
+    }
 }
 
 /// Which file a path names: its device and inode.

@@ -94,6 +94,23 @@ import Testing
 
     // MARK: - Value observations
 
+    /// After a file event in WAL mode, the detector reads at once, then
+    /// again after 1, 2, 4... ms. A change found by the reading at once may
+    /// be the commit *before* the one whose write was the event (that one
+    /// may not have updated the wal-index yet): the follow-ups go on. A
+    /// change found by a later reading is that commit's, or a later one's:
+    /// they stop. (They stopped at the first change, and the last commit of
+    /// a burst could go unseen until the next poll.)
+    @Test func followUpsAfterAFileEventGoOnAfterAChangeFoundByTheFirstReading() {
+        var chain = FollowUpChain()
+        // The first reading found a change: the count went from 4 to 5.
+        let decisions = [5, 5, 6, 6].map { chain.readsAgain(changeCount: $0) }
+        // The first follow-up reads whatever the first reading found; the
+        // next reads again (no change found since); a follow-up found a
+        // change: the chain ends.
+        #expect(decisions == [true, true, false, false])
+    }
+
     /// The connections of a queue that observes external changes take no
     /// real shared lock on a file in rollback-journal mode: each would be a
     /// moment when a writer of another process, without a busy handler,
