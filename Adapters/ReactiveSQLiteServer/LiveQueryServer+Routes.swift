@@ -38,27 +38,51 @@ extension LiveQueryServer {
 
     // MARK: - Server-Sent Events
 
+    /// A name or value of a URL query as a form encodes it: `+` is a
+    /// space, then percent-decoded; nil when the escapes are not valid
+    /// UTF-8 (or a `%` is not followed by two hexadecimal digits).
+    static func formDecoded(_ text: Substring) -> String? {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        guard spaced.contains("%") else { return spaced }
+        return spaced.removingPercentEncoding
+    }
+
     /// The Server-Sent Events response of a subscription to `query`, its
-    /// arguments taken from the request's URL query (`?team=red`, names and
-    /// values percent-decoded: `?%C3%A9quipe=red` gives `équipe`), resuming
+    /// arguments taken from the request's URL query (`?team=red`), decoded
+    /// as browsers encode them (`application/x-www-form-urlencoded`, as
+    /// `URLSearchParams` writes them): `+` is a space, and names and values
+    /// are percent-decoded (`?%C3%A9quipe=red+team` gives `équipe` =
+    /// `red team`; a `+` itself is `%2B`). A name or value that is not
+    /// valid percent-encoded UTF-8 is refused (400). Resuming
     /// from its `Last-Event-ID` header. A request the server refuses gets a
     /// 4xx or 503 response whose text says why.
     ///
-    /// The stream ends when the client disconnects (noticed at the next
-    /// write: a change, or a keep-alive every `keepAliveInterval`), when the
+    /// The stream ends when the client closes or resets its connection
+    /// (noticed at once, by reading the request's connection), when the
     /// subscription fails or exceeds a limit (after an `error` event), and
-    /// when the server shuts down gracefully.
+    /// when the server shuts down gracefully. The connection closes with
+    /// the stream.
     ///
     /// Public so that an application can serve a query at a path of its own.
+    /// `request` is the request as the server received it: its body is read
+    /// to notice the client's close (Hummingbird's
+    /// `RequestBody.consumeWithInboundCloseHandler`, which traps on a
+    /// request the application built with a body of its own, as
+    /// `Request(head:body: RequestBody(buffer:))`).
     public func eventStreamResponse(query name: String, request: Request) -> Response {
         var arguments: [String: ClientValue] = [:]
-        for (key, value) in request.uri.queryParameters {
-            // Hummingbird decodes the values only.
-            let key = String(key).removingPercentEncoding ?? String(key)
+        for item in (request.uri.query ?? "").split(separator: "&") {
+            // Hummingbird's `queryParameters` decodes the values only, and
+            // keeps `+`: the raw query is decoded here.
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = Self.formDecoded(parts[0]), let value = Self.formDecoded(parts.count > 1 ? parts[1] : "")
+            else {
+                return Self.refusal(.badRequest("the argument '\(item.prefix(64))' is not valid percent-encoded UTF-8"))
+            }
             guard arguments[key] == nil else {
                 return Self.refusal(.badRequest("the argument '\(key.prefix(64))' is given twice"))
             }
-            arguments[key] = .string(String(value))
+            arguments[key] = .string(value)
         }
         let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!]
         let subscription: LiveSubscription
@@ -87,17 +111,26 @@ extension LiveQueryServer {
                 pings.cancel()
                 lease.release()
             }
-            try await withGracefulShutdownHandler {
-                // Reconnect after a second (the browser's default is longer).
-                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                events: for await _ in subscription.wakeups {
-                    while let event = subscription.nextEvent() {
-                        try await writer.write(ByteBuffer(string: event.serverSentEvent))
-                        if event.isFinal { break events }
+            // A client that closed its side of the connection (a reset, or a
+            // close: an event stream's client sends nothing after its
+            // request) has left: its stream ends at once. A write alone
+            // would notice it only at the next change or keep-alive (15 s
+            // by default), and its slot would be held until then.
+            try await request.body.consumeWithInboundCloseHandler { _ in
+                try await withGracefulShutdownHandler {
+                    // Reconnect after a second (the browser's default is longer).
+                    try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+                    events: for await _ in subscription.wakeups {
+                        while let event = subscription.nextEvent() {
+                            try await writer.write(ByteBuffer(string: event.serverSentEvent))
+                            if event.isFinal { break events }
+                        }
                     }
+                } onGracefulShutdown: {
+                    subscription.end(reason: "the server is shutting down")
                 }
-            } onGracefulShutdown: {
-                subscription.end(reason: "the server is shutting down")
+            } onInboundClosed: {
+                subscription.finish()
             }
             try await writer.finish(nil)
         })

@@ -208,6 +208,37 @@ import TestSupport
         }
     }
 
+    /// Arguments are decoded as browsers encode a query
+    /// (`URLSearchParams`, forms): `+` is a space, `%2B` a plus, names are
+    /// percent-decoded as values are; bad escapes are refused.
+    @Test func argumentsAreDecodedAsBrowsersEncodeThem() async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL + """
+            INSERT INTO player VALUES (4, 'Dora', 'red team', 50), (5, 'Eve', 'red+team', 40);
+            """)
+        let query = LiveQuery(
+            name: "team", sql: "SELECT id FROM player WHERE team = :équipe ORDER BY id",
+            parameters: [.init("équipe", .text)], isOrdered: true)
+        let server = try LiveQueryServer(reader: database.writer, queries: [query])
+        try await withLiveServer(server) { port, client in
+            for (path, ids) in [
+                ("/live/team?%C3%A9quipe=red+team", [4]), ("/live/team?%C3%A9quipe=red%20team", [4]),
+                ("/live/team?%C3%A9quipe=red%2Bteam", [5]),
+            ] {
+                let sse = try SSEClient(port: port, path: path, replica: JSONRowReplica(keys: ["id"], isOrdered: true))
+                defer { sse.disconnect() }
+                let stream = try await waitForReplica(sse, toEqual: try freshReplica(
+                    database.writer, sql: "SELECT id FROM player WHERE id IN (\(ids.map(String.init).joined(separator: ",")))",
+                    keys: ["id"], isOrdered: true))
+                #expect(stream.status == 200, "\(path)")
+            }
+            for path in ["/live/team?%C3%A9quipe=%E9", "/live/team?%ZZ=red"] {
+                try await client.execute(uri: path, method: .get) { response in
+                    #expect(response.status == .badRequest, "\(path)")
+                }
+            }
+        }
+    }
+
     @Test func typedParametersCheckClientValues() async throws {
         let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
         let query = LiveQuery(
