@@ -138,14 +138,15 @@ extension DatabaseValueConvertible {
     }
 
     /// The first column of the first row of an SQL query, decoded as
-    /// `Self`, or nil when it returns no row.
+    /// `Self`, or nil when it returns no row or its value is NULL, as in
+    /// GRDB.
     ///
     /// ```swift
     /// let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM player")  // Int?
+    /// let best = try Int.fetchOne(db, sql: "SELECT MAX(score) FROM player")  // nil when empty
     /// ```
     ///
-    /// - Throws: `RowDecodingError` when the value is NULL or of another
-    ///   type.
+    /// - Throws: `RowDecodingError` when the value is of another type.
     @inlinable
     public static func fetchOne(
         _ db: Database, sql: String, arguments: StatementArguments = StatementArguments()

@@ -51,16 +51,25 @@ extension FetchRequest where Element: DatabaseValueConvertible {
     }
 
     /// The first column of the first row, decoded as `Element`, or nil when
-    /// there is no row.
+    /// there is no row, or when its value is NULL and `Element` is not
+    /// optional, as in GRDB (`SELECT MAX(score) FROM player` of an empty
+    /// table gives nil).
     ///
     /// A statement that writes (`INSERT ... RETURNING id`) makes all its
     /// changes at its first step, and outside of a transaction commits
     /// when `fetchOne` resets it: a commit that fails there throws.
+    ///
+    /// - Throws: `RowDecodingError` when the value is of another type.
     @inlinable
     public func fetchOne(_ db: Database) throws -> Element? {
         try prepareStatement(db).fetching { statement in
             try Self.checkHasColumn(statement)
-            return try statement.step() ? Self.decodeFirstColumn(statement) : nil
+            guard try statement.step() else { return nil }
+            let value = statement.columnValue(at: 0)
+            if let decoded = Element.fromDatabaseValue(value) { return decoded }
+            if value.isNull { return nil }
+            throw RowDecodingError.valueMismatch(
+                Element.self, value: value, column: statement.columnNames[0], sql: statement.sql)
         }
     }
 

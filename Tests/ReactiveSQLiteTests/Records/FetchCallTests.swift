@@ -114,8 +114,9 @@ import Testing
             #expect("\(syntax.map { "\($0)" } ?? "")".contains("SELEKT 1"))
             #expect(throws: DatabaseError.self) { try Int.fetchAll(db, sql: "SELECT score FROM player WHERE id = ?") }
             #expect(throws: DatabaseError.self) { try Player.fetchAll(db, sql: "SELECT * FROM nothing") }
-            // A NULL for a non-optional value, a text for an integer field.
-            #expect(throws: RowDecodingError.self) { try Int.fetchOne(db, sql: "SELECT NULL") }
+            // A NULL for a non-optional value (`fetchOne` gives nil for it,
+            // as GRDB's), a text for an integer field.
+            #expect(throws: RowDecodingError.self) { try Int.fetchAll(db, sql: "SELECT NULL") }
             #expect(throws: (any Error).self) { try Score.fetchAll(db, sql: "SELECT name, name AS score FROM player") }
         }
         // A table that does not exist.

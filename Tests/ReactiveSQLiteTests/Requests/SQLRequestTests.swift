@@ -63,6 +63,21 @@ private typealias Player = RequestFixtures.Player
         }
     }
 
+    /// `fetchOne` of a non-optional value gives nil for a NULL, as for no
+    /// row, as GRDB's does: the aggregate of an empty table (`MAX`, `SUM`)
+    /// is one row with a NULL. A value of another type still throws.
+    @Test(arguments: DatabaseKind.allCases)
+    func fetchOneOfANonOptionalValueGivesNilForNullAsGRDB(kind: DatabaseKind) throws {
+        let test = try RequestFixtures.makeDatabase(kind)
+        try test.writer.read { db throws in
+            #expect(try Int.fetchOne(db, sql: "SELECT MAX(score) FROM player WHERE 0") == nil)
+            #expect(try SQLRequest<String>(sql: "SELECT color FROM team WHERE id = 2").fetchOne(db) == nil)
+            #expect(try Int.fetchOne(db, sql: "SELECT MAX(score) FROM player") == 200)
+            let error = #expect(throws: RowDecodingError.self) { try Int.fetchOne(db, sql: "SELECT 'abc'") }
+            #expect(error?.kind == .valueMismatch)
+        }
+    }
+
     @Test(arguments: DatabaseKind.allCases)
     func recordsAreDecodedFromRows(kind: DatabaseKind) throws {
         let test = try RequestFixtures.makeDatabase(kind)
