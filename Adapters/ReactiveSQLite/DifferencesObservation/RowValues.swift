@@ -118,13 +118,16 @@ struct RowValues: Sendable {
     }
 
     /// Whether row `row` and row `otherRow` of `other`, whose width is the
-    /// same, have equal values.
+    /// same, are stored identically (`DatabaseValue.isStoredIdentically`):
+    /// the integer 1 and the real 1.0, equal for `==`, differ here, because
+    /// an UPDATE from one to the other changes the raw row, and what a
+    /// record decodes from it.
     func row(_ row: Int, equals otherRow: Int, of other: RowValues) -> Bool {
         precondition(width == other.width, "RowValues: rows of different widths")
         let values = pointer(toRow: row)
         let otherValues = other.pointer(toRow: otherRow)
         return withExtendedLifetime((self, other)) {
-            (0..<width).allSatisfy { values[$0] == otherValues[$0] }
+            (0..<width).allSatisfy { values[$0].isStoredIdentically(to: otherValues[$0]) }
         }
     }
 

@@ -77,14 +77,33 @@ extension Statement {
     }
 
     /// Whether every column of the current row, except the column at
-    /// `skippedIndex` (known to be equal), equals the value at the same
-    /// index of `values`, which has one value per column.
+    /// `skippedIndex` (known to be equal), is stored as the value at the
+    /// same index of `values` is, which has one value per column: the same
+    /// storage class and the same value (the integer 1 and the real 1.0
+    /// differ, as in `DatabaseValue.isStoredIdentically`).
     @inline(__always)
     func currentRowEquals(_ values: UnsafeBufferPointer<DatabaseValue>, skipping skippedIndex: Int) -> Bool {
         for index in values.indices where index != skippedIndex {
-            if compareColumn(at: Int32(index), with: values[index]) != 0 { return false }
+            let column = Int32(index)
+            if sqlite3_column_type(handle, column) != Self.storageClass(of: values[index])
+                || compareColumn(at: column, with: values[index]) != 0
+            {
+                return false
+            }
         }
         return true
+    }
+
+    /// The SQLite storage class of `value` (`SQLITE_INTEGER`...).
+    @inline(__always)
+    private static func storageClass(of value: borrowing DatabaseValue) -> Int32 {
+        switch value.representation {
+        case .storage(.null): SQLITE_NULL
+        case .storage(.integer): SQLITE_INTEGER
+        case .storage(.real): SQLITE_FLOAT
+        case .storage(.text), .invalidUTF8Text: SQLITE_TEXT
+        case .storage(.blob): SQLITE_BLOB
+        }
     }
 
     /// SQLite's `BINARY` order of `count` bytes at `bytes` and `other`.

@@ -154,6 +154,39 @@ import Testing
         ])
     }
 
+    /// `loose(id, v)`, whose value has no type: it shows its storage class.
+    struct Loose: FetchableRecord, TableRecord, Sendable {
+        var id: Int64
+        var value: DatabaseValue
+
+        init(row: Row) throws {
+            id = try row["id"]
+            value = try row["v"]
+        }
+
+        var description: String { "\(id):\(value.storage)" }
+    }
+
+    /// A value that changes its storage class only (`1`, `1.0`, `'1'`,
+    /// which compare equal or not, as SQL values) is an updated record:
+    /// the raw row changed, and the record decoded from it may differ.
+    @Test(arguments: DatabaseKind.allCases)
+    func aChangeOfStorageClassAloneUpdatesTheRecord(kind: DatabaseKind) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: """
+            CREATE TABLE loose (id INTEGER PRIMARY KEY, v);
+            INSERT INTO loose VALUES (1, 1);
+            """)
+        let values = try await recordValues(
+            of: ValueObservation.trackingSetDifferences(Loose.all()), in: test.writer,
+            steps: ["UPDATE loose SET v = 1.0", "UPDATE loose SET v = '1'", "UPDATE loose SET v = 1"])
+        #expect(descriptions(values, \.description) == [
+            "1:integer(1) | - | -",
+            "- | 1:real(1.0) | -",
+            "- | 1:text(\"1\") | -",
+            "- | 1:integer(1) | -",
+        ])
+    }
+
     /// The rows come in `NOCASE` order ("a" before "B"); the differences are
     /// in `BINARY` order ("B" before "a"), and match rows by exact key.
     @Test(arguments: DatabaseKind.allCases)
