@@ -171,6 +171,31 @@ final class SharedLockCycle {
         }
     }
 
+    /// Makes an optimistic shared lock that SQLite keeps beyond a scope
+    /// (`PRAGMA locking_mode = EXCLUSIVE`), and whose validation failed,
+    /// real without validating it again: what was read under it is thrown
+    /// away with the pages. Validated against the first bytes of its start,
+    /// which a commit changed, it would fail for ever. Waits for a writer's
+    /// PENDING or EXCLUSIVE lock up to `timeout`; the error of the lock
+    /// otherwise.
+    func makeRealAfterDiscard(timeout: Duration) -> Int32 {
+        guard isOptimistic else { return SQLITE_OK }
+        let start = ContinuousClock.now
+        while true {
+            let code = methods.xLock!(file, SQLITE_LOCK_SHARED)
+            if code == SQLITE_OK {
+                #if REACTIVESQLITE_INTERNAL_CHECKS
+                didTakeRealSharedLock()
+                #endif
+                header = nil
+                clearOptimisticCycleOfThread()
+                return code
+            }
+            guard code == SQLITE_BUSY, ContinuousClock.now - start < timeout else { return code }
+            usleep(50)
+        }
+    }
+
     // MARK: - Validation
 
     /// Whether no writer was active since the optimistic lock began: no

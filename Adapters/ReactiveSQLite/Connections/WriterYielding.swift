@@ -180,6 +180,9 @@ extension Database {
             if let cycle, cycle.metWriter {
                 discardReads(of: cycle)
                 if cycle.schemaMayHaveChanged { forgetsSchema = true }
+                // SQLite keeps its lock beyond the scope (`locking_mode =
+                // EXCLUSIVE`): real from now on.
+                try check(cycle.makeRealAfterDiscard(timeout: configuration.busyTimeout))
                 discardedRuns += 1
                 continue
             }
@@ -250,6 +253,9 @@ extension Database {
         if sqlite3_get_autocommit(connection) == 0 { sqlite3_exec(connection, "ROLLBACK", nil, nil, nil) }
         if isQueryOnly { sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil) }
         observationBroker.forgetInternalRollback()
+        // Our own copy too: the run may have read the schema version and
+        // table schemas of a mixed state (reads nothing).
+        clearSchemaCache()
     }
 }
 

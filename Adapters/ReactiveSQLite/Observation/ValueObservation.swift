@@ -371,13 +371,19 @@ extension ValueObservation {
     }
 
     /// Observes the first column of the first row of a request: nil when
-    /// there is no row.
+    /// there is no row, or when its value is NULL and the element is not
+    /// optional, as `fetchOne` gives (`SELECT MAX(score) FROM player` of an
+    /// empty table).
     @inlinable
     public static func trackingOne<Request: FetchRequest>(
         _ request: Request, removeDuplicates: Bool = false
     ) -> Self where Request.Element: DatabaseValueConvertible & Sendable, Value == Request.Element? {
         trackingRows(request, removeDuplicates: removeDuplicates, single: true, fetch: { try $0.fetchOne($1) }) { rows in
-            try rows.first.map { try $0[0] as Request.Element }
+            try rows.first.flatMap { row in
+                let value = try row[0] as DatabaseValue
+                if value.isNull, Request.Element.fromDatabaseValue(value) == nil { return nil }
+                return try row[0] as Request.Element
+            }
         }
     }
 

@@ -31,6 +31,7 @@ import Testing
             let setup = try DatabaseQueue(path: path)
             try setup.writeSQLWithoutTransaction("PRAGMA journal_mode = \(journalMode)")
             try setup.writeSQL("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t VALUES (1, 1);")
+            setup.close()
             var configuration = Configuration()
             configuration.observesExternalChanges = true
             queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -149,6 +150,18 @@ import Testing
         #expect(runs == [["1", "1"], ["2", "2"]])
     }
 
+    /// A connection in `PRAGMA locking_mode = EXCLUSIVE` keeps its shared
+    /// lock after a read, optimistic here: a read that met a commit runs
+    /// again once, with a real lock. (It ran again for ever, its lock
+    /// validated against the first bytes of the first run each time.)
+    @Test func aReadInExclusiveLockingModeThatMetACommitRunsAgainOnce() async throws {
+        let runs = try await Self.runsOfAReadPaused(
+            in: try Fixture(journalMode: "delete"), sql: "SELECT v FROM t UNION ALL SELECT v FROM t",
+            whileTheShellRuns: "UPDATE t SET v = 2;",
+            firstRunStartsWith: "PRAGMA locking_mode = EXCLUSIVE", realSharedLocksAfterThePause: 1)
+        #expect(runs == [["1", "1"], ["2", "2"]])
+    }
+
     /// A read that met a schema change runs again with the new schema.
     @Test(arguments: journalModes)
     func aReadThatMetASchemaChangeRunsAgainWithTheNewSchema(journalMode: String) async throws {
@@ -162,9 +175,12 @@ import Testing
     /// The rows of each run of `sql` in `yieldingToWriters(_:)` (values
     /// joined by `|`), whose first run pauses after its first row, its
     /// statement under way, while the `sqlite3` shell (no busy timeout)
-    /// runs `statement`, which must not fail.
+    /// runs `statement`, which must not fail. The first run executes
+    /// `setup` first, if any. The connection takes
+    /// `realSharedLocksAfterThePause` real shared locks from the pause on.
     static func runsOfAReadPaused(
-        in fixture: Fixture, sql: String, whileTheShellRuns statement: String
+        in fixture: Fixture, sql: String, whileTheShellRuns statement: String,
+        firstRunStartsWith setup: String? = nil, realSharedLocksAfterThePause: Int = 0
     ) async throws -> [[String]] {
         let shell = try InteractiveSQLiteShell(path: fixture.path)
         defer { shell.stop() }
@@ -174,6 +190,7 @@ import Testing
         // A child task, on the test's own thread (see above).
         async let read: Void = fixture.queue.writeWithoutTransaction { db in
             try db.yieldingToWriters {
+                if let setup, runs.value.isEmpty { try db.execute(sql: setup) }
                 var run: [String] = []
                 try db.forEachRawRow(sql: sql) { row in
                     run.append((0..<row.count).map { index in
@@ -200,7 +217,7 @@ import Testing
         try await read
         // The run thrown away was rolled back without reading the schema
         // version with a real lock after it (right after a writer).
-        #expect(SharedLockCycle.realSharedLockCount(path: fixture.path) == realSharedLocks)
+        #expect(SharedLockCycle.realSharedLockCount(path: fixture.path) == realSharedLocks + realSharedLocksAfterThePause)
         return runs.value
     }
 

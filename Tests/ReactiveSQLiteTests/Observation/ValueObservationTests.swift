@@ -26,6 +26,22 @@ import Testing
         return "a:\(try SQLRequest<Row>(sql: "SELECT * FROM a").fetchCount(db))"
     }
 
+    /// `trackingOne` of a non-optional value gives nil for a NULL, as
+    /// `fetchOne` does, with or without `removeDuplicates` (the best score
+    /// of an empty table).
+    @Test(arguments: DatabaseKind.allCases, [false, true])
+    func trackingOneOfAValueGivesNilForNull(kind: DatabaseKind, removeDuplicates: Bool) async throws {
+        let test = try kind.make(changeTracking: .automatic, sql: "CREATE TABLE s (score INTEGER)")
+        let recorder = Recorder<Int?>()
+        let cancellable = ValueObservation.trackingOne(
+            SQLRequest<Int>(sql: "SELECT MAX(score) FROM s"), removeDuplicates: removeDuplicates)
+            .start(in: test.writer, scheduling: .observationQueue, onError: { Issue.record($0) }, onChange: recorder.append)
+        defer { cancellable.cancel() }
+        #expect(try await recorder.wait(for: 1) == [nil])
+        try test.writer.writeSQL("INSERT INTO s VALUES (7)")
+        #expect(try await recorder.wait(for: 2) == [nil, 7])
+    }
+
     @Test(arguments: DatabaseKind.allCases)
     func trackingRecordsTheRegionOfEveryFetch(kind: DatabaseKind) async throws {
         let test = try kind.make(changeTracking: .automatic, sql: Self.flagSchemaSQL)
