@@ -1,6 +1,7 @@
 #if Server
 import DatabaseTestSupport
 import Foundation
+import Hummingbird
 import HummingbirdTesting
 import ReactiveSQLite
 import ReactiveSQLiteServer
@@ -38,25 +39,80 @@ import TestSupport
         }
     }
 
-    /// Clients that reset their connection just after their request: the
-    /// head's write fails, and the response's body never runs. Every slot
-    /// comes back (the subscription was released only by the body: 240 to
-    /// 290 of 300 such clients kept theirs for ever).
+    /// Clients that reset their connection once subscribed, before their
+    /// response's head is written: the head's write fails and the
+    /// response's body never runs (or, when the server has not read the
+    /// reset yet, the body runs on a closed connection). Each slot comes
+    /// back at once, before the next client comes (the subscription was
+    /// released only by the body: 240 to 290 of 300 such clients kept
+    /// theirs for ever). No keep-alive comes to find a closed connection:
+    /// only the server's notice of the reset can give the slot back.
+    ///
+    /// Each response is held until its client has reset: a test that only
+    /// raced its resets against the server's responses, then waited for no
+    /// subscriber, saw none before the server had read a request (under
+    /// load), and the late requests then took the slots the test's last
+    /// client needed.
     @Test func connectionsResetBeforeTheirResponseGiveTheirSlotsBack() async throws {
         let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
         var options = LiveQueryServerOptions()
-        options.maxSubscribers = 50
+        options.keepAliveInterval = .seconds(600)
         let server = try LiveQueryServer(reader: database.writer, queries: [Self.all], options: options)
-        try await withLiveServer(server) { port, _ in
-            for _ in 0..<300 {
+        let held = HeldResponses()
+        try await withHeldResponses(of: server, held) { port in
+            for number in 0..<50 {
                 let connection = try RawConnection(port: port)
-                connection.send("GET /live/all HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                connection.send("GET /held/\(number) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                try await waitUntil { held.isSubscribed(number) }
+                #expect(server.subscriberCount == 1)
                 connection.reset()
+                held.letGo(number)
+                try await waitUntil { server.subscriberCount == 0 }
             }
-            try await waitUntil { server.subscriberCount == 0 }
             let sse = try SSEClient(port: port, path: "/live/all")
             defer { sse.disconnect() }
             #expect(await sse.wait(until: { $0.replica.hasRows })?.status == 200)
+        }
+    }
+
+    /// How a client leaves.
+    enum Departure: String, CustomTestStringConvertible {
+        /// A TCP reset, as a client that crashed or a middlebox sends.
+        case reset
+        /// A close, as a browser sends when a page closes its `EventSource`.
+        case close
+
+        var testDescription: String { rawValue }
+    }
+
+    /// Clients that leave while their stream waits for a change, after
+    /// their first rows: each subscription ends, and gives its slot back,
+    /// at once. (Noticed only at the next write, the keep-alive 15 s later
+    /// by default, a reset client held its slot that long.)
+    @Test(arguments: [Departure.reset, .close])
+    func clientsThatLeaveAWaitingStreamGiveTheirSlotsBackAtOnce(departure: Departure) async throws {
+        let database = try DatabaseKind.inMemoryQueue.make(sql: playersSQL)
+        var options = LiveQueryServerOptions()
+        options.keepAliveInterval = .seconds(600)
+        let server = try LiveQueryServer(reader: database.writer, queries: [Self.all], options: options)
+        try await withLiveServer(server) { port, _ in
+            var connections: [RawConnection] = []
+            for _ in 0..<20 {
+                let connection = try RawConnection(port: port)
+                connection.send("GET /live/all HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n")
+                let rows = Array("event: rows\n".utf8)
+                let (bytes, _) = await connection.readOnItsOwnThread(timeout: .seconds(30)) { $0.firstRange(of: rows) != nil }
+                #expect(bytes.firstRange(of: rows) != nil, "\(String(decoding: bytes, as: UTF8.self))")
+                connections.append(connection)
+            }
+            #expect(server.subscriberCount == 20)
+            for connection in connections {
+                switch departure {
+                case .reset: connection.reset()
+                case .close: connection.close()
+                }
+            }
+            try await waitUntil { server.subscriberCount == 0 }
         }
     }
 
@@ -264,6 +320,52 @@ import TestSupport
             #expect(ended.events.last?.data.contains("the server is shutting down") == true)
             #expect(server.observationCount == 0)
         }
+    }
+}
+
+/// The subscriptions of `GET /held/{number}` (to `all`), whose responses
+/// are held before their head is written until the test lets them go.
+private final class HeldResponses: Sendable {
+    private struct State {
+        /// The connections whose subscription is open, and response held.
+        var subscribed: Set<Int> = []
+        /// The connections whose response may be written.
+        var released: Set<Int> = []
+    }
+
+    private let state = Locked(State())
+
+    /// Whether connection `number`'s subscription is open.
+    func isSubscribed(_ number: Int) -> Bool { state.withLock { $0.subscribed.contains(number) } }
+
+    /// Lets connection `number`'s response be written.
+    func letGo(_ number: Int) { state.withLock { _ = $0.released.insert(number) } }
+
+    /// Records that connection `number` is subscribed, then waits until
+    /// the test lets its response go.
+    func hold(_ number: Int) async throws {
+        state.withLock { _ = $0.subscribed.insert(number) }
+        try await waitUntil { [state] in state.withLock { $0.released.contains(number) } }
+    }
+}
+
+/// Serves `server`'s event streams at `/live`, and at `/held/{number}`
+/// subscriptions to `all` whose responses `held` holds, on a loopback port
+/// for the duration of `body`.
+private func withHeldResponses(
+    of server: LiveQueryServer, _ held: HeldResponses, _ body: @Sendable @escaping (_ port: Int) async throws -> Void
+) async throws {
+    let router = Router()
+    server.addEventStreamRoutes(to: router)
+    router.get("/held/:number") { request, context in
+        let number = try context.parameters.require("number", as: Int.self)
+        let response = server.eventStreamResponse(query: "all", request: request)
+        try await held.hold(number)
+        return response
+    }
+    try await Application(router: router).test(.live) { client in
+        guard let port = client.port else { throw SSEClientError("no port") }
+        try await body(port)
     }
 }
 #endif

@@ -364,7 +364,7 @@ struct ServerAdversarialTests {
         let database = try Self.bigPlayers(100)
         let server = try LiveQueryServer(reader: database.writer, queries: [Self.all])
         try await Self.withGuardedServer(server) { port in
-            let stalled = try LoopbackConnection(port: port, receiveBuffer: 4096)
+            let stalled = try RawConnection(port: port, receiveBuffer: 4096)
             defer { stalled.close() }
             stalled.send(Array((
                 "GET /live HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -580,111 +580,6 @@ struct ServerAdversarialTests {
 
 // MARK: - A WebSocket client written by hand
 
-/// A TCP connection to 127.0.0.1, whose receive buffer may be made small
-/// (so that a client that does not read makes the server's writes wait at
-/// once).
-fileprivate final class LoopbackConnection: Sendable {
-    private let descriptor: Locked<Int32>
-
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
-        let socketNumber = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socketNumber >= 0 else { throw SSEClientError("socket: errno \(errno)") }
-        if var size = receiveBuffer {
-            setsockopt(socketNumber, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socketNumber, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            Glibc.close(socketNumber)
-            throw SSEClientError("connect to port \(port): errno \(errno)")
-        }
-        descriptor = Locked(socketNumber)
-    }
-
-    deinit { close() }
-
-    @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
-        descriptor.withLock { descriptor in
-            guard descriptor >= 0 else { return false }
-            var sent = 0
-            while sent < bytes.count {
-                let count = bytes[sent...].withUnsafeBytes {
-                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                sent += count
-            }
-            return true
-        }
-    }
-
-    /// What arrives within `timeout`, and whether the peer closed (or
-    /// `close` or `reset` ran). The socket's number is read anew at each
-    /// turn and `recv` runs under the lock that `close` and `reset` take:
-    /// a close on another thread (a `RawWebSocket`'s reader reads while
-    /// the test closes) cannot free the number between, for the next
-    /// socket of the process (a client's, or one the server accepted) to
-    /// take, and this reader to steal that socket's bytes.
-    func readUntilClosed(timeout: Duration) -> (bytes: [UInt8], isClosed: Bool) {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let left = deadline - clock.now
-            guard left > .zero else { return (received, false) }
-            let socketNumber = descriptor.value
-            guard socketNumber >= 0 else { return (received, true) }
-            // At most 20 ms: a poll on a number closed (and taken again) meanwhile ends soon.
-            let milliseconds = min(20, max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            var poller = pollfd(fd: socketNumber, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(milliseconds))
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            let (count, code) = buffer.withUnsafeMutableBytes { bytes in
-                descriptor.withLock { current -> (Int, Int32) in
-                    // Closed since the poll began: the number may be another socket's now.
-                    guard current == socketNumber else { return (0, 0) }
-                    let count = recv(current, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT))
-                    return (count, errno)
-                }
-            }
-            if count < 0, code == EINTR || code == EAGAIN || code == EWOULDBLOCK { continue }
-            guard count > 0 else { return (received, true) }
-            received += buffer[0..<count]
-        }
-    }
-
-    /// Ends the connection with a TCP reset.
-    func reset() {
-        descriptor.withLock { descriptor in
-            guard descriptor >= 0 else { return }
-            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-            Glibc.close(descriptor)
-            descriptor = -1
-        }
-    }
-
-    func close() {
-        descriptor.withLock { descriptor in
-            guard descriptor >= 0 else { return }
-            shutdown(descriptor, Int32(SHUT_RDWR))
-            Glibc.close(descriptor)
-            descriptor = -1
-        }
-    }
-}
-
 /// A frame a server sent.
 fileprivate struct ServerFrame: Sendable, Equatable {
     var fin: Bool
@@ -740,14 +635,14 @@ fileprivate final class RawWebSocket: Sendable {
         }
     }
 
-    let connection: LoopbackConnection
+    let connection: RawConnection
     private let wire = Locked(Wire())
     private let isReading = Locked(true)
 
     /// Connects and asks for an upgrade at `path`; `upgraded()` says
     /// whether it was answered 101.
     init(port: Int, path: String = "/live", extraFields: [String] = []) throws {
-        connection = try LoopbackConnection(port: port)
+        connection = try RawConnection(port: port)
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         for field in extraFields { request += field + "\r\n" }

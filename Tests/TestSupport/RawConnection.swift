@@ -6,13 +6,27 @@ import Glibc
 /// A TCP connection to `127.0.0.1` that sends whatever bytes a test gives
 /// it, as an attacker or a broken client would, and reads what comes back
 /// with a deadline.
+///
+/// Any thread may read while another closes: the socket's number is read
+/// anew at each turn, and `recv` runs under the lock that `close` and
+/// `reset` take. (Read without it, a reader late by a moment would `recv`
+/// on a number the close had freed, which the next socket of the process,
+/// a client's or one the server accepted, takes at once: the reader would
+/// steal that socket's bytes.)
 public final class RawConnection: Sendable {
     /// The socket's number; -1 once closed.
     private let descriptor: Locked<Int32>
 
     /// Connects to `127.0.0.1:port`.
-    public init(port: Int) throws {
-        descriptor = Locked(try connectToLoopback(port: port))
+    ///
+    /// - Parameter receiveBuffer: The socket's receive buffer size, when
+    ///   small: a client that does not read makes the server's writes wait
+    ///   at once.
+    public init(port: Int, receiveBuffer: Int32? = nil) throws {
+        descriptor = Locked(try connectToLoopback(port: port) { descriptor in
+            guard var size = receiveBuffer else { return }
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        })
     }
 
     deinit { close() }
@@ -38,27 +52,56 @@ public final class RawConnection: Sendable {
     public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     /// What the peer sent until it closed the connection, or until
-    /// `timeout`: `isClosed` says which.
+    /// `timeout`: `isClosed` says which (a `close` or `reset` of this
+    /// connection meanwhile counts as a close).
     public func readUntilClosed(timeout: Duration) -> (bytes: [UInt8], isClosed: Bool) {
-        let socketNumber = descriptor.withLock { $0 }
-        guard socketNumber >= 0 else { return ([], true) }
+        read(timeout: timeout) { _ in false }
+    }
+
+    /// What the peer sent until `condition` holds for all of it, the
+    /// connection closes, or `timeout` passes: `isClosed` says whether it
+    /// closed.
+    public func read(timeout: Duration, until condition: ([UInt8]) -> Bool) -> (bytes: [UInt8], isClosed: Bool) {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
+        while !condition(received) {
             let left = deadline - clock.now
             guard left > .zero else { return (received, false) }
+            let socketNumber = descriptor.value
+            guard socketNumber >= 0 else { return (received, true) }
+            // At most 20 ms: a poll of a number closed (and taken again)
+            // meanwhile ends soon.
+            let milliseconds = min(20, max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             var poller = pollfd(fd: socketNumber, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
-            let ready = poll(&poller, 1, milliseconds)
+            let ready = poll(&poller, 1, Int32(milliseconds))
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { recv(socketNumber, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
+            let (count, code) = buffer.withUnsafeMutableBytes { bytes in
+                descriptor.withLock { current -> (Int, Int32) in
+                    // Closed since the poll began: the number may be another socket's now.
+                    guard current == socketNumber else { return (0, 0) }
+                    let count = recv(current, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT))
+                    return (count, errno)
+                }
+            }
+            if count < 0, code == EINTR || code == EAGAIN || code == EWOULDBLOCK { continue }
             // A reset is a close too.
             guard count > 0 else { return (received, true) }
             received += buffer[0..<count]
+        }
+        return (received, false)
+    }
+
+    /// `read(timeout:until:)` on a thread of its own: the caller's task
+    /// waits without holding a thread of the cooperative pool, which a
+    /// server in the same process needs to answer.
+    public func readOnItsOwnThread(
+        timeout: Duration, until condition: @escaping @Sendable ([UInt8]) -> Bool
+    ) async -> (bytes: [UInt8], isClosed: Bool) {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.read(timeout: timeout, until: condition)) }.start()
         }
     }
 
@@ -80,10 +123,12 @@ public final class RawConnection: Sendable {
         }
     }
 
-    /// Closes the connection.
+    /// Closes the connection. The shutdown first wakes a reader polling
+    /// the socket at once.
     public func close() {
         descriptor.withLock { descriptor in
             guard descriptor >= 0 else { return }
+            shutdown(descriptor, Int32(SHUT_RDWR))
             Glibc.close(descriptor)
             descriptor = -1
         }

@@ -6,17 +6,20 @@ import Foundation
 /// Polls a condition until it holds, failing after a bounded time. For
 /// conditions no callback announces (an object released by another thread).
 ///
-/// - Throws: `ObservationTimeout` after `timeout`, naming `location`.
+/// - Throws: `ObservationTimeout` after `timeout`, naming the caller's
+///   file and line (the magic literals are the caller's only as default
+///   arguments of their own, not inside an interpolation).
 public func waitUntil(
     timeout: Duration = observationPatience,
-    location: String = "\(#fileID):\(#line)",
+    fileID: String = #fileID,
+    line: Int = #line,
     _ condition: @Sendable () -> Bool
 ) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while !condition() {
         if clock.now > deadline {
-            throw ObservationTimeout(description: "condition still false at \(location)")
+            throw ObservationTimeout(description: "condition still false at \(fileID):\(line)")
         }
         try await Task.sleep(for: .milliseconds(1))
     }
