@@ -89,6 +89,10 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   stream; those the snapshot already shows (their xid is visible in
 ///   it) are skipped. They all commit before any transaction the snapshot
 ///   does not show, so the snapshot is dropped at the first one applied.
+/// - **The copy streams**: each table is read through a cursor of the
+///   snapshot in batches, each inserted as it comes into the one SQLite
+///   transaction that replaces the tables; at most two batches are held
+///   at once, whatever the size of the tables.
 /// - **The copy reads what the stream sends**: the publication's column
 ///   list and row filter (PostgreSQL 15), no generated column (pgoutput
 ///   sends none before PostgreSQL 18), a partitioned table published
@@ -115,8 +119,9 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   latter needs a replication connection.
 /// - **Reconnects** when the connection fails (`pg_terminate_backend`, a
 ///   restart of PostgreSQL, a server not reachable yet): after 100 ms,
-///   then, while attempts fail in a row, after twice as long each time,
-///   up to 5 s. A query never waits on a closed connection (see
+///   then, while attempts fail in a row (a session that did not read the
+///   stream is a failed attempt), after twice as long each time, up to
+///   5 s. A query never waits on a closed connection (see
 ///   `GuardedConnection`).
 /// - Every access to the replica is asynchronous: no thread of Swift
 ///   concurrency waits for the SQLite writer.
@@ -125,7 +130,14 @@ public struct PostgresReplicationConfiguration: Sendable {
 /// - PostgreSQL refusing what no reconnection changes: the login (an
 ///   unknown role, a wrong password), a database that does not exist, a
 ///   privilege the role lacks, a published table that does not exist, no
-///   free replication slot (with its message and SQLSTATE);
+///   free replication slot, a slot that PostgreSQL invalidated (with its
+///   message and SQLSTATE: see `refusesForGood(_:)`);
+/// - a slot of its name created in another database;
+/// - a message of the stream that cannot be decoded (with the slot, the
+///   message's LSN and what could not be read: a text that is not UTF-8,
+///   from a `SQL_ASCII` database), which the slot would send again after
+///   any reconnection; a change made while the publication did not exist,
+///   which the slot can never decode (drop the slot);
 /// - at the copy, a table that a replica cannot follow: without primary
 ///   key, with a `DEFERRABLE` primary key (the replica checks its key at
 ///   each row), with a primary key column that the stream leaves out;
@@ -137,6 +149,9 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   primary key; the table dropped and created again; a table of the
 ///   publication that the replica does not hold (one of the same name in
 ///   another schema included);
+/// - a partition of a table published through its root truncated,
+///   dropped, detached or rewritten, which pgoutput does not send (see
+///   `PostgresSourceState.checkPartitions`; run again with `resync`);
 /// - a slot that stands after the replica's position (another replica
 ///   uses it, or the replica's file is older than the slot): PostgreSQL no
 ///   longer holds what the replica lacks (run again with `resync`);
@@ -153,6 +168,8 @@ public final class PostgresReplicator: Sendable {
     public let configuration: PostgresReplicationConfiguration
     public let applier: ReplicaApplier
     let logger: Logger
+    /// The rows of the initial copy held in memory.
+    let copyMeter = CopyMeter()
 
     /// Creates a replicator into the replica of `applier`.
     public init(configuration: PostgresReplicationConfiguration, applier: ReplicaApplier, logger: Logger) {
@@ -164,6 +181,15 @@ public final class PostgresReplicator: Sendable {
     /// Replicates until the task is cancelled, or until an error that a
     /// reconnection cannot cure.
     ///
+    /// A failure that connecting again may cure (a lost connection, a
+    /// server that restarts) is retried: after 100 ms, then twice as long
+    /// each time, up to 5 s; the wait starts again from 100 ms once a
+    /// session has read the stream. Every other failure stops the
+    /// replicator with a `ReplicationError` (or the replica's
+    /// `DatabaseError`): PostgreSQL refusing for good (see
+    /// `refusesForGood(_:)`), a message or a value that cannot be decoded,
+    /// a replica that cannot follow the stream.
+    ///
     /// - Parameter onReady: Called once the replica holds a copy, before
     ///   the stream is followed.
     public func run(onReady: @Sendable () -> Void = {}) async throws {
@@ -171,7 +197,10 @@ public final class PostgresReplicator: Sendable {
         var isReady = false
         var resync = configuration.resync
         while !Task.isCancelled {
-            var isFollowing = false
+            // Whether this session read the stream at least once: a
+            // failure that comes at once, each time, waits longer and
+            // longer rather than connecting again ten times a second.
+            var hasPolled = false
             do {
                 let connection = try await connect()
                 defer { Task { try? await connection.connection.close() } }
@@ -181,8 +210,7 @@ public final class PostgresReplicator: Sendable {
                     isReady = true
                     onReady()
                 }
-                isFollowing = true
-                try await follow(connection)
+                try await follow(connection, hasPolled: &hasPolled)
             } catch let error as ReplicationError {
                 throw error
             } catch let error as DatabaseError {
@@ -193,11 +221,18 @@ public final class PostgresReplicator: Sendable {
                 return
             } catch let error as PSQLError where Self.refusesForGood(error) {
                 throw ReplicationError("PostgreSQL refused: \(Self.describe(error))")
+            } catch let error as PostgresDecodingError {
+                // A value of PostgreSQL's answer that postgres-nio cannot
+                // read: the same answer comes after a reconnection.
+                throw ReplicationError("a value that PostgreSQL sent cannot be read: \(String(reflecting: error))")
+            } catch let error as DecodingError {
+                // The publication's column list, as JSON.
+                throw ReplicationError("a description that PostgreSQL sent cannot be read: \(error)")
             } catch {
-                // A connection that got as far as following the stream
-                // starts the backoff again: it is the failed attempts in a
-                // row that wait longer and longer.
-                if isFollowing { backoff = .milliseconds(100) }
+                // A session that read the stream starts the backoff again:
+                // it is the failed attempts in a row that wait longer and
+                // longer.
+                if hasPolled { backoff = .milliseconds(100) }
                 if Task.isCancelled { return }
                 logger.warning("PostgreSQL: \(Self.describe(error)); connecting again in \(backoff)")
                 try? await Task.sleep(for: backoff)
@@ -207,18 +242,37 @@ public final class PostgresReplicator: Sendable {
     }
 
     /// Whether PostgreSQL refused in a way that connecting again cannot
-    /// cure: a login it rejects (SQLSTATE class 28: an unknown role, a
-    /// wrong password, no `pg_hba.conf` entry), a database that does not
-    /// exist (3D000), a privilege the role lacks (42501: to create a slot
-    /// or a publication), a table to publish that does not exist (42P01),
-    /// or no replication slot left (53400, `max_replication_slots`).
+    /// cure:
+    /// - a login it rejects (SQLSTATE class 28: an unknown role, a wrong
+    ///   password, no `pg_hba.conf` entry), or that postgres-nio cannot
+    ///   make (a password needed and not given, an authentication method
+    ///   it does not support);
+    /// - a database that does not exist (3D000);
+    /// - SQLSTATE class 42 (a privilege the role lacks, 42501; a table to
+    ///   publish that does not exist, 42P01; a function that an older
+    ///   server lacks, 42883), but for 42704, an object that does not
+    ///   exist (a slot dropped under the stream: it is created again; a
+    ///   dropped publication is told apart in `follow`), and 42710, an
+    ///   object that exists already (a slot or a publication that another
+    ///   replicator created at the same moment);
+    /// - no replication slot left (53400, `max_replication_slots`);
+    /// - an object not in the state it must be (55000: a slot created in
+    ///   another database, a slot that PostgreSQL invalidated because it
+    ///   held too much WAL, `wal_level` below logical);
+    /// - a feature that the server does not support (0A000).
+    ///
     /// Everything else is retried: a lost connection, a server that shuts
     /// down or starts up (class 57), a slot that another process holds for
-    /// a moment (55006), a slot dropped under the stream (42704: it is
-    /// created again).
+    /// a moment (55006), a lack of resources (53100 disk full, 53200 out
+    /// of memory, 53300 too many connections).
     static func refusesForGood(_ error: PSQLError) -> Bool {
+        if error.code == .authMechanismRequiresPassword || error.code == .unsupportedAuthMechanism {
+            return true
+        }
         guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
-        return state.hasPrefix("28") || ["3D000", "42501", "42P01", "53400"].contains(state)
+        if state == "42704" || state == "42710" { return false }
+        return state.hasPrefix("28") || state.hasPrefix("42")
+            || ["3D000", "53400", "55000", "0A000"].contains(state)
     }
 
     /// The text of an error: PostgreSQL's message when there is one.
@@ -295,10 +349,19 @@ public final class PostgresReplicator: Sendable {
                 connection, PostgresQuery(unsafeSQL: "CREATE PUBLICATION \(Self.quoteIdentifier(publication)) FOR TABLE \(tables)"))
             logger.info("created the publication \(publication) for \(configuration.tables.joined(separator: ", "))")
         }
-        let slots = try await strings(
-            connection, "SELECT plugin, confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
-            [configuration.slot])
+        let slots = try await strings(connection, """
+            SELECT plugin, confirmed_flush_lsn::text, database::text, (database = current_database())::text
+            FROM pg_replication_slots WHERE slot_name = $1
+            """, [configuration.slot])
         let position = try await applier.position()
+        // A logical slot decodes the database it was created in (a
+        // physical slot has none: its plugin is checked below).
+        if let slot = slots.first, let database = slot[2], slot[3] != "true" {
+            throw ReplicationError("""
+                the slot \(configuration.slot) belongs to another database (\(database)): a logical slot decodes \
+                the database it was created in. Give this replica a slot of its own.
+                """)
+        }
         if slots.isEmpty {
             if position != nil {
                 logger.warning("the slot \(configuration.slot) is gone (dropped?): the tables are copied again")
@@ -449,8 +512,23 @@ public final class PostgresReplicator: Sendable {
         return tables
     }
 
+    /// The most rows that a batch of the copy holds.
+    static let copyBatchRows = 1_000
+    /// The size of the values of a batch that the copy aims at: a table
+    /// of wide rows is read in fewer rows per batch.
+    static let copyBatchBytes = 8 << 20
+
     /// Copies every published table in one snapshot, taken after the slot
     /// exists, and stores the snapshot for the catch-up.
+    ///
+    /// The copy streams: each table is read through a cursor of the
+    /// snapshot's transaction, in batches (`copyBatchRows` rows at most,
+    /// fewer when the rows are wide: see `nextBatchRows(after:bytes:)`),
+    /// and each batch is inserted as it comes into one SQLite transaction
+    /// (`ReplicaApplier.replaceTables(_:position:sourceState:batches:)`),
+    /// which replaces the tables and stores the position and the
+    /// snapshot. At most two batches are held at once, whatever the size
+    /// of the tables; observers of the replica see the copy in one commit.
     ///
     /// Each value is read through its type's output function (`concat`),
     /// as pgoutput sends it: `::text` differs for some types (`inet`
@@ -459,49 +537,129 @@ public final class PostgresReplicator: Sendable {
     private func copy(_ connection: GuardedConnection) async throws {
         try await query(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
-            let tables = try await publishedTables(connection)
+            var tables = try await publishedTables(connection)
+            // The partitions of the partitioned tables, in the copy's
+            // snapshot, which the stream's partitions are checked against.
+            if tables.contains(where: \.isPartitioned) {
+                let oids = Self.oidArray(tables.filter(\.isPartitioned).map(\.table.oid))
+                let catalog = try await catalogPartitions(connection, tables: oids).partitions
+                for index in tables.indices where tables[index].isPartitioned {
+                    tables[index].table.partitions = catalog.filter { $0.root == tables[index].table.oid && $0.isLeaf }
+                        .map { PublishedTable.Partition(oid: $0.oid, name: $0.name, relfilenode: $0.relfilenode) }
+                }
+            }
             let snapshot = try await strings(connection, "SELECT pg_current_snapshot()::text").first?.first ?? nil
             let slotPosition = try await strings(
                 connection, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
                 [configuration.slot]
             ).first?.first ?? nil
-            var rowsByTable: [[[DatabaseValue]]] = []
-            for copied in tables {
-                let table = copied.table
-                let columns = table.columns.map { column in
-                    let name = Self.quoteIdentifier(column.name)
-                    // `num_nulls`, not `IS NULL`, which is true of a
-                    // composite value whose fields are all null.
-                    return "CASE WHEN num_nulls(\(name)) = 1 THEN NULL ELSE concat(\(name)) END"
-                }.joined(separator: ", ")
-                let only = copied.isPartitioned ? "" : "ONLY "
-                let filter = copied.rowFilter.map { " WHERE (\($0))" } ?? ""
-                let rows = try await strings(
-                    connection, """
-                        SELECT \(columns) FROM \(only)\(Self.quoteIdentifier(table.schema)).\
-                        \(Self.quoteIdentifier(table.name))\(filter)
-                        """)
-                rowsByTable.append(rows.map { row in
-                    zip(row, table.columns).map { text, column in
-                        text.map(PostgresColumnType(oid: column.typeOID).value(fromText:)) ?? .null
-                    }
-                })
-            }
-            try await query(connection, "COMMIT")
             let position = slotPosition.flatMap { ReplicationPosition(lsn: $0) } ?? ReplicationPosition(0)
             let state = PostgresSourceState(snapshot: snapshot, tables: tables.map(\.table))
+            copyMeter.start()
+            var remaining = tables[...]
+            var count = 0
+            // The last batch handed to the writer, which it may still be
+            // inserting: it is released when the writer takes the next.
+            var handedOver = CopyMeter.Amount()
             try await applier.replaceTables(
-                tables.map(\.table.replica), rows: rowsByTable, position: position, sourceState: try state.text())
-            logger.info("copied \(tables.count) tables (\(rowsByTable.map(\.count).reduce(0, +)) rows) at \(position)")
+                tables.map(\.table.replica), position: position, sourceState: try state.text()
+            ) { _, write in
+                // Called once per table, in their order.
+                guard let copied = remaining.popFirst() else { return }
+                try await copyRows(of: copied, connection) { batch, amount in
+                    try await write(batch)
+                    copyMeter.released(handedOver)
+                    handedOver = amount
+                    count += batch.count
+                }
+            }
+            copyMeter.released(handedOver)
+            // Read only: the copy is in the replica, whatever comes of it.
+            try await query(connection, "COMMIT")
+            logger.info("copied \(tables.count) tables (\(count) rows) at \(position)")
         } catch {
             _ = try? await query(connection, "ROLLBACK")
             throw error
         }
     }
 
+    /// Reads the rows of `copied` in batches, through a cursor of the
+    /// copy's transaction, and gives each batch, with its size, to
+    /// `write`.
+    ///
+    /// - Throws: A `ReplicationError` for a text value that is not UTF-8
+    ///   (which the stream could not decode either), or the error of a
+    ///   query or of `write`.
+    private func copyRows(
+        of copied: CopiedTable, _ connection: GuardedConnection,
+        write: ([[DatabaseValue]], CopyMeter.Amount) async throws -> Void
+    ) async throws {
+        let table = copied.table
+        let columns = table.columns.map { column in
+            let name = Self.quoteIdentifier(column.name)
+            // `num_nulls`, not `IS NULL`, which is true of a composite
+            // value whose fields are all null.
+            return "CASE WHEN num_nulls(\(name)) = 1 THEN NULL ELSE concat(\(name)) END"
+        }.joined(separator: ", ")
+        let types = table.columns.map { PostgresColumnType(oid: $0.typeOID) }
+        let only = copied.isPartitioned ? "" : "ONLY "
+        let filter = copied.rowFilter.map { " WHERE (\($0))" } ?? ""
+        try await query(connection, PostgresQuery(unsafeSQL: """
+            DECLARE reactivesqlite_copy NO SCROLL CURSOR FOR SELECT \(columns) FROM \(only)\
+            \(Self.quoteIdentifier(table.schema)).\(Self.quoteIdentifier(table.name))\(filter)
+            """))
+        var limit = 1
+        while true {
+            let rows = try await query(
+                connection, PostgresQuery(unsafeSQL: "FETCH FORWARD \(limit) FROM reactivesqlite_copy"))
+            var batch: [[DatabaseValue]] = []
+            var bytes = 0
+            for try await row in rows {
+                var values: [DatabaseValue] = []
+                values.reserveCapacity(types.count)
+                for (cell, (type, column)) in zip(row, zip(types, table.columns)) {
+                    guard let buffer = try cell.decode(ByteBuffer?.self) else {
+                        values.append(.null)
+                        continue
+                    }
+                    guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+                        throw ReplicationError("""
+                            \(table.qualifiedName): a value of column \(column.name) is not valid UTF-8 (a database \
+                            whose encoding is SQL_ASCII stores any bytes), which neither the copy nor the stream can \
+                            read. Store it as UTF-8, or leave the table out of the publication.
+                            """)
+                    }
+                    bytes += buffer.readableBytes
+                    values.append(type.value(fromText: text))
+                }
+                batch.append(values)
+            }
+            let amount = CopyMeter.Amount(rows: batch.count, bytes: bytes)
+            copyMeter.read(amount)
+            guard !batch.isEmpty else { break }
+            try await write(batch, amount)
+            if batch.count < limit { break }
+            limit = Self.nextBatchRows(after: batch.count, bytes: bytes)
+        }
+        try await query(connection, "CLOSE reactivesqlite_copy")
+    }
+
+    /// How many rows the copy reads next, after a batch of `rows` rows
+    /// whose values took `bytes` bytes: as many as make `copyBatchBytes`
+    /// at that size, at most twice as many as before, and between 1 and
+    /// `copyBatchRows`. A table starts with one row, so that its first
+    /// batches are small when its rows are wide.
+    static func nextBatchRows(after rows: Int, bytes: Int) -> Int {
+        let rowBytes = max(1, bytes / max(1, rows))
+        return max(1, min(copyBatchRows, 2 * rows, copyBatchBytes / rowBytes))
+    }
+
     // MARK: - Stream
 
-    private func follow(_ connection: GuardedConnection) async throws {
+    /// Follows the stream until the task is cancelled or a query fails.
+    ///
+    /// - Parameter hasPolled: Set once the stream was read.
+    private func follow(_ connection: GuardedConnection, hasPolled: inout Bool) async throws {
         guard var state = PostgresSourceState(text: try await applier.sourceState()) else {
             throw ReplicationError("the replica does not describe its tables: run again with --resync")
         }
@@ -512,14 +670,39 @@ public final class PostgresReplicator: Sendable {
         var replicated = try await applier.position()
         var advanced = replicated
         var lastAdvance = ContinuousClock.now
+        // Whether `state` changed since it was stored: it is stored with
+        // the next transaction or position.
+        var isStateChanged = false
+        // The partitions of the replica's partitioned tables, checked
+        // against the catalog at the first poll, then when the digest of
+        // their catalog changes (`checkPartitions`). The first check
+        // finds the partitioned tables (a replica of an earlier version
+        // does not say which); a table cannot become partitioned, so
+        // without any, the polls read no digest.
+        let tableOIDs = Self.oidArray(state.tables.map(\.oid))
+        var partitionedOIDs: String?
+        var hasCheckedPartitions = false
+        var checkedDigest: String?
+        var unexplained: [UInt32: UnexplainedPartition] = [:]
         while !Task.isCancelled {
             // The WAL flushed, not written: logical decoding reads no
             // further, and a position past what it read would skip the
             // transactions in between (asynchronous commits).
-            let positions = try await strings(connection, """
-                SELECT pg_current_wal_flush_lsn()::text,
-                       (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1)
-                """, [configuration.slot]).first
+            let positions: [String?]?
+            if let partitionedOIDs {
+                positions = try await strings(connection, """
+                    \(Self.partitionTreeSQL(tables: "$2"))
+                    SELECT pg_current_wal_flush_lsn()::text,
+                           (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1),
+                           \(Self.partitionDigestSQL)
+                    """, [configuration.slot, partitionedOIDs]).first
+            } else {
+                positions = try await strings(connection, """
+                    SELECT pg_current_wal_flush_lsn()::text,
+                           (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1), NULL
+                    """, [configuration.slot]).first
+            }
+            let digest = positions?[2] ?? nil
             guard let upto = positions?[0], let uptoPosition = ReplicationPosition(lsn: upto) else {
                 throw ReplicationError("PostgreSQL gave no WAL position")
             }
@@ -532,22 +715,37 @@ public final class PostgresReplicator: Sendable {
             bindings.append(configuration.slot)
             bindings.append(upto)
             bindings.append(configuration.publication)
-            let rows = try await query(
-                connection, PostgresQuery(
-                    unsafeSQL: """
-                        SELECT data FROM pg_logical_slot_peek_binary_changes(
-                            $1, $2::pg_lsn, \(limit), 'proto_version', '1', 'publication_names', $3)
-                        """, binds: bindings))
             // The transactions are applied once the catalog is checked
             // (no query runs while the rows come).
             var count = 0
             var transactions: [TransactionDecoder.DecodedTransaction] = []
-            for try await row in rows {
-                count += 1
-                let buffer = try row.decode(ByteBuffer.self)
-                let message = try PgOutputMessage(decoding: buffer.readableBytesView)
-                if let transaction = decoder.consume(message) { transactions.append(transaction) }
+            // The first message that could not be decoded, where, and
+            // why: the rows after it are read, not decoded, and the
+            // transactions before it are applied.
+            var undecodable: (lsn: String, xid: String, error: any Error)?
+            do {
+                let rows = try await query(
+                    connection, PostgresQuery(
+                        unsafeSQL: """
+                            SELECT lsn::text, xid::text, data FROM pg_logical_slot_peek_binary_changes(
+                                $1, $2::pg_lsn, \(limit), 'proto_version', '1', 'publication_names', $3)
+                            """, binds: bindings))
+                for try await row in rows {
+                    count += 1
+                    guard undecodable == nil else { continue }
+                    let (lsn, xid, buffer) = try row.decode((String, String, ByteBuffer).self)
+                    do {
+                        let message = try PgOutputMessage(decoding: buffer.readableBytesView)
+                        if let transaction = decoder.consume(message) { transactions.append(transaction) }
+                    } catch {
+                        undecodable = (lsn, xid, error)
+                    }
+                }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42704" {
+                try await checkPublication(connection, error, replicaAt: replicated)
+                throw error
             }
+            hasPolled = true
             let described = decoder.takeDescribedTables()
             if !described.isEmpty { try await checkColumnNumbers(connection, described) }
             for decoded in transactions {
@@ -562,10 +760,7 @@ public final class PostgresReplicator: Sendable {
                     if let refusal = decoded.refusal {
                         // The slot moves to what the replica holds, so
                         // that a resync replays no more than it must.
-                        if let replicated, replicated > (advanced ?? ReplicationPosition(0)) {
-                            advanced = replicated
-                            try await advanceSlot(connection, to: replicated)
-                        }
+                        try await advanceSlot(connection, from: &advanced, to: replicated)
                         throw refusal
                     }
                     if snapshot != nil {
@@ -573,30 +768,173 @@ public final class PostgresReplicator: Sendable {
                         // the snapshot is of no more use.
                         snapshot = nil
                         state.snapshot = nil
-                        try await applier.apply(transaction, sourceState: .some(try state.text()))
+                        isStateChanged = true
+                    }
+                    // A TRUNCATE of a partitioned table gives each of its
+                    // partitions new storage, in this transaction.
+                    for index in state.tables.indices where state.tables[index].partitions != nil
+                        && decoded.truncatedRelations.contains(state.tables[index].oid)
+                    {
+                        state.tables[index].truncatedBy = decoded.xid
+                        isStateChanged = true
+                    }
+                    if isStateChanged {
+                        if try await applier.apply(transaction, sourceState: .some(try state.text())) {
+                            isStateChanged = false
+                        }
                     } else {
                         try await applier.apply(transaction)
                     }
                 }
                 replicated = transaction.position
             }
+            if let undecodable {
+                try await advanceSlot(connection, from: &advanced, to: replicated)
+                throw undecodableMessage(
+                    undecodable.error, at: undecodable.lsn, transaction: undecodable.xid, replicaAt: replicated)
+            }
             let lastCommit = transactions.last?.transaction.position
             // Fewer rows than the limit: every transaction committed before
-            // `upto` is in the replica. A position that only moved past
-            // other tables' changes (or the polls' own) is stored at most
-            // every `quietAdvanceInterval`: an idle poll writes nothing.
+            // `upto` is in the replica.
             let reached = count < limit ? uptoPosition : lastCommit
+            if !hasCheckedPartitions || digest != checkedDigest || !unexplained.isEmpty {
+                let (catalog, seenBefore, checked) = try await catalogPartitions(connection, tables: tableOIDs)
+                do {
+                    if try state.checkPartitions(
+                        catalog, seenBefore: seenBefore, readThrough: reached ?? replicated, unexplained: &unexplained)
+                    {
+                        isStateChanged = true
+                    }
+                } catch {
+                    try await advanceSlot(connection, from: &advanced, to: replicated)
+                    throw error
+                }
+                hasCheckedPartitions = true
+                checkedDigest = checked
+                let partitioned = state.tables.filter { $0.partitions != nil }.map(\.oid)
+                partitionedOIDs = partitioned.isEmpty ? nil : Self.oidArray(partitioned)
+            }
+            // A position that only moved past other tables' changes (or
+            // the polls' own) is stored at most every
+            // `quietAdvanceInterval`: an idle poll writes nothing.
             if let reached, reached > (advanced ?? ReplicationPosition(0)),
-                lastCommit != nil || ContinuousClock.now - lastAdvance >= configuration.quietAdvanceInterval
+                lastCommit != nil || isStateChanged
+                    || ContinuousClock.now - lastAdvance >= configuration.quietAdvanceInterval
             {
                 advanced = reached
                 lastAdvance = .now
-                try await applier.advance(to: reached)
+                if isStateChanged {
+                    let empty = ReplicatedTransaction(position: reached, changes: [])
+                    if try await applier.apply(empty, sourceState: .some(try state.text())) { isStateChanged = false }
+                } else {
+                    try await applier.advance(to: reached)
+                }
                 replicated = max(replicated ?? reached, reached)
                 try await advanceSlot(connection, to: reached)
             }
             if count == 0 { try await Task.sleep(for: configuration.pollInterval) }
         }
+    }
+
+    /// OIDs as the text of a PostgreSQL array (`{16384,16390}`).
+    static func oidArray(_ oids: [UInt32]) -> String {
+        "{" + oids.map { String($0) }.joined(separator: ",") + "}"
+    }
+
+    /// The partition trees of the replica's partitioned tables, as a
+    /// common table expression `tree(root, relid)`: each table (of the
+    /// OIDs in the array `tables`) that is partitioned, and the relations
+    /// that inherit from it, partitions of partitions included. Read from
+    /// `pg_inherits` in the query's snapshot (`pg_partition_tree` reads
+    /// the latest catalog).
+    static func partitionTreeSQL(tables: String) -> String {
+        """
+        WITH RECURSIVE tree(root, relid) AS (
+            SELECT c.oid, c.oid FROM pg_class c WHERE c.oid = ANY(\(tables)::oid[]) AND c.relkind = 'p'
+            UNION ALL
+            SELECT tree.root, i.inhrelid FROM tree JOIN pg_inherits i ON i.inhparent = tree.relid
+        )
+        """
+    }
+
+    /// A digest of `tree`: which relations, with which storage. Each poll
+    /// reads it; the catalog is read and checked when it changes.
+    static let partitionDigestSQL = """
+        (SELECT md5(string_agg(tree.root::text || ':' || c.oid::text || ':' || c.relfilenode::text, ',' \
+        ORDER BY tree.root, c.oid)) FROM tree JOIN pg_class c ON c.oid = tree.relid)
+        """
+
+    /// The partition trees of the replica's partitioned tables (`tables`,
+    /// the array of their OIDs), a WAL position after the commit of every
+    /// transaction they show, and their digest (`partitionDigestSQL`).
+    private func catalogPartitions(_ connection: GuardedConnection, tables: String) async throws
+        -> (partitions: [CatalogPartition], seenBefore: ReplicationPosition, digest: String?)
+    {
+        let rows = try await strings(connection, """
+            \(Self.partitionTreeSQL(tables: "$1"))
+            SELECT tree.root::text, c.oid::text, n.nspname || '.' || c.relname, (c.relkind = 'r')::text,
+                   c.relfilenode::text, c.xmin::text, pg_current_wal_insert_lsn()::text, \(Self.partitionDigestSQL)
+            FROM tree JOIN pg_class c ON c.oid = tree.relid JOIN pg_namespace n ON n.oid = c.relnamespace
+            """, [tables])
+        var partitions: [CatalogPartition] = []
+        for row in rows {
+            guard let root = row[0].flatMap({ UInt32($0) }), let oid = row[1].flatMap({ UInt32($0) }),
+                let relfilenode = row[4].flatMap({ UInt32($0) }), let xmin = row[5].flatMap({ UInt32($0) })
+            else { throw ReplicationError("PostgreSQL described a partition without its OIDs: \(row)") }
+            partitions.append(CatalogPartition(
+                root: root, oid: oid, name: row[2] ?? "?", isLeaf: row[3] == "true", relfilenode: relfilenode,
+                xmin: xmin))
+        }
+        let seenBefore = rows.first.flatMap { $0[6] }.flatMap(ReplicationPosition.init(lsn:)) ?? ReplicationPosition(0)
+        return (partitions, seenBefore, rows.first?[7] ?? nil)
+    }
+
+    /// Moves the slot to `position`, the replica's, when it stands after
+    /// `advanced`, where the slot was moved last.
+    private func advanceSlot(
+        _ connection: GuardedConnection, from advanced: inout ReplicationPosition?, to position: ReplicationPosition?
+    ) async throws {
+        guard let position, position > (advanced ?? ReplicationPosition(0)) else { return }
+        advanced = position
+        try await advanceSlot(connection, to: position)
+    }
+
+    /// The error of a message of the stream that cannot be decoded: the
+    /// slot will send it again after any reconnection, so the replica
+    /// stops at the transaction before it.
+    private func undecodableMessage(
+        _ error: any Error, at lsn: String, transaction xid: String, replicaAt position: ReplicationPosition?
+    ) -> ReplicationError {
+        ReplicationError("""
+            the slot \(configuration.slot) sent a message that cannot be decoded, at LSN \(lsn) (transaction \
+            \(xid)): \(error). The replica stops at \(position?.description ?? "its copy"), the last transaction it \
+            applied whole. The slot sends this message again each time it is read: a text that is not UTF-8 (a \
+            database whose encoding is SQL_ASCII) must be stored as UTF-8, then the slot dropped \
+            (SELECT pg_drop_replication_slot('\(configuration.slot)')) for the replicator to create it again \
+            and copy the tables.
+            """)
+    }
+
+    /// Throws when the object that the stream's query did not find
+    /// (SQLSTATE 42704) is not the slot, which is created again when the
+    /// replicator connects again, but the publication. pgoutput reads the
+    /// publication in the catalog as it was at each change: once a change
+    /// was made while the publication did not exist, the slot can never
+    /// decode past it, whether the publication was created again or not.
+    private func checkPublication(
+        _ connection: GuardedConnection, _ error: PSQLError, replicaAt position: ReplicationPosition?
+    ) async throws {
+        let slots = try await strings(
+            connection, "SELECT slot_name::text FROM pg_replication_slots WHERE slot_name = $1", [configuration.slot])
+        guard !slots.isEmpty else { return }
+        throw ReplicationError("""
+            the slot \(configuration.slot) cannot decode the stream after LSN \(position?.description ?? "?"): \
+            \(Self.describe(error)). The publication \(configuration.publication) was dropped after that \
+            position (and may have been created again): PostgreSQL decodes each change with the catalog of its \
+            time, so this slot cannot go past a change made while the publication did not exist. Drop the slot \
+            (SELECT pg_drop_replication_slot('\(configuration.slot)')) and run again: the replicator creates \
+            it again and copies the tables.
+            """)
     }
 
     /// Moves the slot to a position that the replica holds; it keeps

@@ -68,6 +68,28 @@ struct PublishedTable: Codable, Equatable {
     /// INDEX`), when it is another index than the primary key.
     var identityKey: [String]?
 
+    /// A leaf partition of a partitioned table, and its storage.
+    struct Partition: Codable, Equatable {
+        /// The partition's OID.
+        var oid: UInt32
+        /// `schema.name`, for messages.
+        var name: String
+        /// `pg_class.relfilenode`: the storage of its rows, which a
+        /// `TRUNCATE` (or a rewrite: `VACUUM FULL`, `CLUSTER`) replaces.
+        var relfilenode: UInt32
+    }
+
+    /// For a partitioned table published through its root: its leaf
+    /// partitions, as the copy found them, then as the replicator checked
+    /// them (see `PostgresSourceState.checkPartitions`). Nil for any other
+    /// table, and for a partitioned table of a replica that an earlier
+    /// version made, until the replicator's first check.
+    var partitions: [Partition]?
+    /// For a partitioned table published through its root: the
+    /// transaction (xid) of the last `TRUNCATE` of the table that the
+    /// replica applied, which gave each of its partitions new storage.
+    var truncatedBy: UInt32?
+
     /// `schema.name`, as messages spell it.
     var qualifiedName: String { schema + "." + name }
 

@@ -27,6 +27,8 @@ struct TransactionDecoder {
         var transaction: ReplicatedTransaction
         /// Why the replica cannot take the transaction, if it cannot.
         var refusal: ReplicationError?
+        /// The relations (OIDs) that its `TRUNCATE`s name.
+        var truncatedRelations: Set<UInt32> = []
     }
 
     /// A table's schema and name.
@@ -64,6 +66,8 @@ struct TransactionDecoder {
     private var xid: UInt32?
     private var changes: [ReplicatedChange] = []
     private var refusal: ReplicationError?
+    /// The relations that the current transaction's `TRUNCATE`s name.
+    private var truncatedRelations: Set<UInt32> = []
 
     init(tables: [PublishedTable]) {
         var byName: [QualifiedName: PublishedTable] = [:]
@@ -85,12 +89,13 @@ struct TransactionDecoder {
             xid = begin.xid
             changes = []
             refusal = nil
+            truncatedRelations = []
         case .commit(let commit):
-            defer { xid = nil; changes = []; refusal = nil }
+            defer { xid = nil; changes = []; refusal = nil; truncatedRelations = [] }
             return DecodedTransaction(
                 xid: xid ?? 0,
                 transaction: ReplicatedTransaction(position: ReplicationPosition(commit.endLSN), changes: changes),
-                refusal: refusal)
+                refusal: refusal, truncatedRelations: truncatedRelations)
         case .relation(let relation):
             do {
                 relations[relation.id] = try describe(relation)
@@ -137,6 +142,7 @@ struct TransactionDecoder {
             }
         case .truncate(_, let ids):
             changes.append(.truncate(tables: try ids.map { id throws(ReplicationError) in try table(id).name }))
+            truncatedRelations.formUnion(ids)
         case .begin, .commit, .relation, .origin, .type, .message:
             break
         }

@@ -161,6 +161,81 @@ public final class ReplicaApplier: Sendable {
         }
     }
 
+    /// Replaces the replica's tables with `tables` and the rows that
+    /// `batches` reads from the source, and stores `position` and
+    /// `sourceState`, in one SQLite transaction, as
+    /// `replaceTables(_:position:sourceState:rows:)` does, without
+    /// blocking the calling thread and without holding every row: each
+    /// batch is inserted as it comes.
+    ///
+    /// The writer's access waits on its connection's queue for each batch,
+    /// so the source can read the next batch while the writer inserts
+    /// this one: at most two batches are held at once. Observers of the
+    /// replica see the tables replaced in one commit, as before.
+    ///
+    /// ```swift
+    /// try await applier.replaceTables(tables, position: position, sourceState: nil) { table, write in
+    ///     while let batch = try await source.nextRows(of: table.name, limit: 1_000) {
+    ///         try await write(batch)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - tables: The tables of the copy; each replaces the replica's
+    ///     table of its name.
+    ///   - position: The source's position that the copy stands for.
+    ///   - sourceState: What the source needs to resume after the copy,
+    ///     or nil.
+    ///   - batches: Called once per table, in order, with a function that
+    ///     inserts a batch of its rows (values in the order of the table's
+    ///     columns), and returns once the writer took the batch: when the
+    ///     next call returns, the batch before was inserted. `batches`
+    ///     must not access the replica: the writer waits for it.
+    /// - Throws: The error of `batches`, or a `DatabaseError` or a
+    ///   `ReplicationError` of the insertion (then the `write` that
+    ///   `batches` awaits throws it too); nothing is kept.
+    public func replaceTables(
+        _ tables: [ReplicaTable], position: ReplicationPosition, sourceState: String?,
+        batches: (_ table: ReplicaTable, _ write: ([[DatabaseValue]]) async throws -> Void) async throws -> Void
+    ) async throws {
+        let handoff = RowBatchHandoff()
+        let writer = self.writer
+        let source = self.source
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await writer.write { db in
+                        for table in tables {
+                            let insert = try Self.recreate(table, in: db)
+                            while case .rows(let rows) = try handoff.receive() {
+                                for values in rows { try Self.insert(values, into: table, with: insert) }
+                            }
+                        }
+                        try Self.store(position, sourceState: sourceState, source: source, in: db)
+                    }
+                } catch {
+                    // A sender waiting, or the next one, throws it.
+                    handoff.fail(error)
+                    throw error
+                }
+            }
+            do {
+                for table in tables {
+                    try await batches(table) { rows in try await handoff.send(.rows(rows)) }
+                    try await handoff.send(.endOfTable)
+                }
+            } catch {
+                // The writer throws it and rolls back; the write's own
+                // error, when it failed first, is the one `batches` met.
+                handoff.fail(error)
+                try? await group.waitForAll()
+                throw error
+            }
+            try await group.waitForAll()
+        }
+    }
+
     /// Drops and creates `table`; returns its insertion statement.
     private static func recreate(_ table: ReplicaTable, in db: Database) throws -> Statement {
         try db.execute(sql: "DROP TABLE IF EXISTS \(quoted(table.name))")

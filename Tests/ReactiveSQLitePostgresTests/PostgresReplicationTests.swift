@@ -25,6 +25,9 @@ struct PostgresReplicationTests {
         "INSERT INTO team SELECT i, 100 FROM generate_series(1, 10) i",
     ]
 
+    /// The tables of `schema`, which the replicas publish.
+    static let tables = ["player", "team"]
+
     /// Both tables, every column as text, as PostgreSQL and the replica
     /// must both give them.
     static let postgresState = """
@@ -57,87 +60,6 @@ struct PostgresReplicationTests {
                 let value: String? = try? row[index]
                 return value
             } })
-        }
-    }
-
-    /// A replica of the database at `url`, replicating in a task.
-    final class Replica: Sendable {
-        let pool: DatabasePool
-        let folder: URL
-        let task: Task<Void, any Error>
-        let source: String
-        /// How the replicator ended, once it did.
-        let ending = Locked<Result<Void, any Error>?>(nil)
-
-        init(
-            url: String, slot: String, tables: [String] = ["player", "team"], publication: String? = nil,
-            resync: Bool = false
-        ) throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            var configuration = Configuration()
-            configuration.observesExternalChanges = false
-            pool = try DatabasePool(path: folder.appendingPathComponent("replica.db").path, configuration: configuration)
-            source = "postgresql:\(slot)"
-            var replication = try PostgresReplicationConfiguration(url: url, slot: slot, tables: tables)
-            replication.resync = resync
-            if let publication { replication.publication = publication }
-            let replicator = PostgresReplicator(
-                configuration: replication, applier: try ReplicaApplier(writer: pool, source: source),
-                logger: Logger(label: "replica"))
-            let ending = self.ending
-            task = Task {
-                do {
-                    try await replicator.run()
-                    ending.value = .success(())
-                } catch {
-                    ending.value = .failure(error)
-                    throw error
-                }
-            }
-        }
-
-        /// Waits until the replica holds every transaction PostgreSQL
-        /// committed so far (read-your-writes).
-        func catchUp(with connection: PostgresConnection) async throws {
-            let ending = self.ending
-            try await PostgresReplicationTests.catchUp(pool, source: source, with: connection) {
-                switch ending.value {
-                case .failure(let error)?: throw error
-                case .success?: throw ReplicationError("the replicator stopped")
-                case nil: break
-                }
-            }
-        }
-
-        deinit {
-            task.cancel()
-            try? FileManager.default.removeItem(at: folder)
-        }
-    }
-
-    /// Waits until the replica in `reader` holds every transaction
-    /// PostgreSQL committed so far (read-your-writes). `checkReplicator`
-    /// throws when the replicator stopped, to say why rather than wait; a
-    /// replica behind for a minute fails too.
-    static func catchUp(
-        _ reader: some DatabaseReader, source: String, with connection: PostgresConnection,
-        checkReplicator: @escaping @Sendable () throws -> Void
-    ) async throws {
-        let lsn = try await connection.texts("SELECT pg_current_wal_lsn()::text")[0][0]!
-        let position = try #require(ReplicationPosition(lsn: lsn))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await ReplicaApplier.waitUntilReplicated(position, source: source, in: reader) }
-            group.addTask {
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ContinuousClock.now < deadline {
-                    try checkReplicator()
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                throw ReplicationError("the replica did not reach \(position) in 60 s")
-            }
-            try await group.next()
-            group.cancelAll()
         }
     }
 
@@ -224,7 +146,7 @@ struct PostgresReplicationTests {
             var random = SplitMix64(seed: 34)
             var ids: Set<Int> = []
             var nextID = 1
-            let first = try Replica(url: url, slot: "first")
+            let first = try TestReplica(url: url, slot: "first", tables: Self.tables)
             try await first.catchUp(with: connection)
             let sums = Recorder<Int>()
             let cancellable = ValueObservation.tracking { db in
@@ -233,11 +155,11 @@ struct PostgresReplicationTests {
             defer { cancellable.cancel() }
             var differences = [Self.observeDifferences(first.pool)]
             defer { differences.forEach { $0.cancellable.cancel() } }
-            var second: Replica?
+            var second: TestReplica?
             for index in 0..<2_000 {
                 try await Self.runRandomTransaction(
                     rolledBack: index % 10 == 9, &random, ids: &ids, nextID: &nextID, on: connection)
-                if index == 300 { second = try Replica(url: url, slot: "second") }
+                if index == 300 { second = try TestReplica(url: url, slot: "second", tables: Self.tables) }
                 if index == 400 {
                     // Copied while 100 transactions ran; observed from here.
                     try await second!.catchUp(with: connection)
@@ -255,7 +177,7 @@ struct PostgresReplicationTests {
             // The differences each replica's observer received, applied in
             // turn to its first rows, give the final rows.
             for (index, observed) in differences.enumerated() {
-                let final = try await [Replica](arrayLiteral: first, second!)[index].pool.read { db in
+                let final = try await [TestReplica](arrayLiteral: first, second!)[index].pool.read { db in
                     try Row.fetchAll(db, sql: "SELECT * FROM player")
                 }
                 let values = try await observed.recorder.wait(timeout: .seconds(30)) { values in
@@ -309,7 +231,7 @@ struct PostgresReplicationTests {
     /// idle is in `Benchmarks/replica-latency.py`.)
     @Test func otherTablesMoveThePositionAndIdlePollsStoreNothing() async throws {
         try await Self.withDatabase { url, connection in
-            let replica = try Replica(url: url, slot: "idle")
+            let replica = try TestReplica(url: url, slot: "idle", tables: Self.tables)
             try await replica.catchUp(with: connection)
             // Moves the WAL without a change of the replica's tables.
             try await connection.run("CREATE TABLE elsewhere (id integer PRIMARY KEY)")
@@ -337,7 +259,7 @@ struct PostgresReplicationTests {
     @Test func truncateEmptiesTheTables() async throws {
         try await Self.withDatabase { url, connection in
             try await connection.run("INSERT INTO player (id, name, score) VALUES (1, 'a', 0), (2, 'b', 0)")
-            let replica = try Replica(url: url, slot: "truncating")
+            let replica = try TestReplica(url: url, slot: "truncating", tables: Self.tables)
             try await replica.catchUp(with: connection)
             #expect(try await replica.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM player") } == 2)
             try await connection.run("TRUNCATE player, team")
@@ -351,7 +273,7 @@ struct PostgresReplicationTests {
     @Test func aTableWithoutPrimaryKeyStopsWithAClearError() async throws {
         try await Self.withDatabase { url, connection in
             try await connection.run("CREATE TABLE loose (a integer, b text)")
-            let replica = try Replica(url: url, slot: "loose", tables: ["loose"])
+            let replica = try TestReplica(url: url, slot: "loose_table", tables: ["loose"])
             let error = await #expect(throws: ReplicationError.self) { try await replica.task.value }
             #expect(error?.message.contains("loose has no primary key") == true, "\(String(describing: error))")
         }
@@ -364,7 +286,7 @@ struct PostgresReplicationTests {
             try await connection.run("CREATE SCHEMA other")
             try await connection.run("CREATE TABLE other.\"Team\" (id integer PRIMARY KEY)")
             try await connection.run("CREATE PUBLICATION twins FOR TABLE team, other.\"Team\"")
-            let replica = try Replica(url: url, slot: "twins", tables: [], publication: "twins")
+            let replica = try TestReplica(url: url, slot: "twins", publication: "twins")
             let error = await #expect(throws: ReplicationError.self) { try await replica.task.value }
             #expect(error?.message.contains("other.Team and public.team are both published") == true, "\(String(describing: error))")
         }
@@ -374,7 +296,7 @@ struct PostgresReplicationTests {
     /// message; run again with `resync`, it copies the tables again.
     @Test func aColumnAddedStopsTheReplicaUntilAResync() async throws {
         try await Self.withDatabase { url, connection in
-            let replica = try Replica(url: url, slot: "changing")
+            let replica = try TestReplica(url: url, slot: "changing", tables: Self.tables)
             try await connection.run("INSERT INTO player (id, name, score) VALUES (1, 'a', 0)")
             try await replica.catchUp(with: connection)
             try await connection.run("ALTER TABLE player ADD COLUMN level integer")
@@ -382,7 +304,7 @@ struct PostgresReplicationTests {
             let error = await #expect(throws: ReplicationError.self) { try await replica.task.value }
             #expect(error?.message.contains("added: level") == true, "\(String(describing: error))")
             #expect(try await replica.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM player") } == 1)
-            let resynced = try Replica(url: url, slot: "changing", resync: true)
+            let resynced = try TestReplica(url: url, slot: "changing", tables: Self.tables, resync: true)
             try await resynced.catchUp(with: connection)
             #expect(try await resynced.pool.read { try Int.fetchOne($0, sql: "SELECT level FROM player WHERE id = 2") } == 3)
         }
@@ -394,7 +316,7 @@ struct PostgresReplicationTests {
     /// stop it; a lost one would leave the replica behind).
     @Test func theReplicatorConnectsAgainAfterItsConnectionIsTerminated() async throws {
         try await Self.withDatabase { url, connection in
-            let replica = try Replica(url: url, slot: "terminated")
+            let replica = try TestReplica(url: url, slot: "terminated", tables: Self.tables)
             try await replica.catchUp(with: connection)
             var random = SplitMix64(seed: 35)
             for round in 0..<10 {
@@ -419,7 +341,7 @@ struct PostgresReplicationTests {
     /// message, as an added one does.
     @Test func aColumnDroppedStopsTheReplica() async throws {
         try await Self.withDatabase { url, connection in
-            let replica = try Replica(url: url, slot: "narrowing")
+            let replica = try TestReplica(url: url, slot: "narrowing", tables: Self.tables)
             try await connection.run("INSERT INTO player (id, name, score, photo) VALUES (1, 'a', 0, '\\x01')")
             try await replica.catchUp(with: connection)
             try await connection.run("ALTER TABLE player DROP COLUMN photo")
@@ -433,7 +355,7 @@ struct PostgresReplicationTests {
     /// A dropped slot: the replica is copied again, through a new slot.
     @Test func aDroppedSlotIsRecreatedAndTheTablesCopiedAgain() async throws {
         try await Self.withDatabase { url, connection in
-            let replica = try Replica(url: url, slot: "dropped")
+            let replica = try TestReplica(url: url, slot: "dropped", tables: Self.tables)
             try await connection.run("INSERT INTO player (id, name, score) VALUES (1, 'a', 0)")
             try await replica.catchUp(with: connection)
             replica.task.cancel()
@@ -441,7 +363,7 @@ struct PostgresReplicationTests {
             try await connection.run("SELECT pg_drop_replication_slot('dropped')")
             try await connection.run("INSERT INTO player (id, name, score) VALUES (2, 'b', 0)")
             // The same replica file, started again.
-            let path = replica.folder.appendingPathComponent("replica.db").path
+            let path = replica.path
             let pool = try DatabasePool(path: path)
             let replicator = PostgresReplicator(
                 configuration: try PostgresReplicationConfiguration(url: url, slot: "dropped"),

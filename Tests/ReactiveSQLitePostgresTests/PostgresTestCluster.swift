@@ -89,11 +89,14 @@ enum PostgresTestCluster {
     static let logger = Logger(label: "tests")
 
     /// A fresh database on the server: its URL and a connection to it.
-    static func makeDatabase() async throws -> (url: String, connection: PostgresConnection) {
+    ///
+    /// - Parameter options: What `CREATE DATABASE` adds after the name
+    ///   (`ENCODING 'SQL_ASCII' ...`); none by default.
+    static func makeDatabase(options: String = "") async throws -> (url: String, connection: PostgresConnection) {
         let server = try require()
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try await connect(server, database: "postgres")
-        try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) \(options)"), logger: logger)
         try await admin.close()
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
         components.path = "/" + name

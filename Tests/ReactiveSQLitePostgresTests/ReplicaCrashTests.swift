@@ -44,7 +44,7 @@ struct ReplicaCrashTests {
     static func catchUp(
         _ reader: DatabasePool, slot: String, with connection: PostgresConnection, process: ReplicaProcess
     ) async throws {
-        try await PostgresReplicationTests.catchUp(reader, source: "postgresql:\(slot)", with: connection) {
+        try await TestReplica.catchUp(reader, source: "postgresql:\(slot)", with: connection) {
             if let ending = process.process.ending { throw ReplicationError("sqlite-replica ended (\(ending))") }
         }
     }
@@ -123,7 +123,7 @@ struct ReplicaCrashTests {
         let server = try #require(URL(string: "postgres://postgres@127.0.0.1:\(port)/postgres"))
         var connection = try await PostgresTestCluster.connect(server, database: "postgres")
         for sql in PostgresReplicationTests.schema { try await connection.run(sql) }
-        let replica = try PostgresReplicationTests.Replica(url: server.absoluteString, slot: "restarted")
+        let replica = try TestReplica(url: server.absoluteString, slot: "restarted", tables: PostgresReplicationTests.tables)
         var random = SplitMix64(seed: 37)
         var ids: Set<Int> = []
         var nextID = 1
@@ -179,7 +179,7 @@ struct ReplicaCommandLineTests {
         }
         try await PostgresReplicationTests.withDatabase { url, connection in
             try await connection.run("CREATE TABLE loose (a integer, b text)")
-            let refused = try await SpawnedProcess.run(tool.path, [url, path, "--slot", "loose", "--create-publication", "loose"])
+            let refused = try await SpawnedProcess.run(tool.path, [url, path, "--slot", "loose_cli", "--create-publication", "loose"])
             #expect(refused.termination == .exit(1), "\(refused.error)")
             #expect(refused.error.contains("loose has no primary key"), "\(refused.error)")
             // What no reconnection cures ends the run with PostgreSQL's

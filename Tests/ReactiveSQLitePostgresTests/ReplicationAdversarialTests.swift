@@ -15,93 +15,13 @@ import Testing
 /// PostgreSQL, values converted as `PostgresColumnType` documents.
 @Suite(.serialized, .enabled(if: PostgresTestCluster.isAvailable), .timeLimit(.minutes(10)))
 struct ReplicationAdversarialTests {
-    /// A replicator into a replica file, running in a task.
-    final class Replica: Sendable {
-        let path: String
-        let pool: DatabasePool
-        let task: Task<Void, any Error>
-        let source: String
-        /// How the replicator ended, once it did.
-        let ending = Locked<Result<Void, any Error>?>(nil)
-
-        init(
-            url: String, slot: String, tables: [String] = [], publication: String? = nil, resync: Bool = false,
-            path: String? = nil
-        ) throws {
-            self.path = path ?? FileManager.default.temporaryDirectory
-                .appendingPathComponent("pgadv-\(UUID().uuidString).db").path
-            var configuration = Configuration()
-            configuration.observesExternalChanges = false
-            pool = try DatabasePool(path: self.path, configuration: configuration)
-            source = "postgresql:\(slot)"
-            var replication = try PostgresReplicationConfiguration(
-                url: url, slot: slot, publication: publication, tables: tables)
-            replication.resync = resync
-            let replicator = PostgresReplicator(
-                configuration: replication, applier: try ReplicaApplier(writer: pool, source: source),
-                logger: Logger(label: "pgadv"))
-            let ending = self.ending
-            task = Task {
-                do {
-                    try await replicator.run()
-                    ending.value = .success(())
-                } catch {
-                    ending.value = .failure(error)
-                    throw error
-                }
-            }
-        }
-
-        /// Waits until the replica holds every transaction PostgreSQL
-        /// committed so far; throws the replicator's error if it stopped.
-        func catchUp(with connection: PostgresConnection) async throws {
-            let ending = self.ending
-            try await PostgresReplicationTests.catchUp(pool, source: source, with: connection) {
-                switch ending.value {
-                case .failure(let error)?: throw error
-                case .success?: throw ReplicationError("the replicator stopped")
-                case nil: break
-                }
-            }
-        }
-
-        /// Stops the replicator and waits for its end.
-        func stop() async {
-            task.cancel()
-            _ = try? await task.value
-        }
-
-        /// The error that stopped the replicator, waiting up to 60 s.
-        func error() async -> (any Error)? {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < deadline {
-                switch ending.value {
-                case .failure(let error)?: return error
-                case .success?: return nil
-                case nil: try? await Task.sleep(for: .milliseconds(20))
-                }
-            }
-            Issue.record("the replicator did not stop in 60 s")
-            return nil
-        }
-
-        /// Removes the replica's files (once no other pool uses them).
-        func remove() {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        }
-
-        deinit {
-            task.cancel()
-        }
-    }
-
     /// Runs `body` with a fresh database holding `schema`, and a
     /// connection to it (in the replicator's session settings), closed
-    /// whatever happens.
+    /// whatever happens. `options` go to `CREATE DATABASE`.
     static func withDatabase(
-        _ schema: [String], _ body: (String, PostgresConnection) async throws -> Void
+        _ schema: [String], options: String = "", _ body: (String, PostgresConnection) async throws -> Void
     ) async throws {
-        let (url, connection) = try await PostgresTestCluster.makeDatabase()
+        let (url, connection) = try await PostgresTestCluster.makeDatabase(options: options)
         do {
             let settings = [
                 "SET TimeZone = 'UTC'", "SET DateStyle = 'ISO, YMD'", "SET bytea_output = 'hex'",
@@ -186,7 +106,7 @@ struct ReplicationAdversarialTests {
         try await Self.withDatabase(Self.typeSchema) { url, connection in
             let columns = Self.typeColumns.map(Self.quote).joined(separator: ", ")
             try await connection.run("INSERT INTO kinds (id, \(columns)) VALUES \(Self.typeRows.joined(separator: ", "))")
-            let replica = try Replica(url: url, slot: "kinds", tables: ["kinds"])
+            let replica = try TestReplica(url: url, slot: "kinds", tables: ["kinds"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await Self.expectEqual(replica, connection, "kinds")
@@ -231,7 +151,7 @@ struct ReplicationAdversarialTests {
             "CREATE TABLE net (id integer PRIMARY KEY, ip inet, ch char(5), cidr cidr, b boolean)",
             "INSERT INTO net VALUES (1, '10.0.0.1', 'ab', '10.0.0.0/8', true)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "net", tables: ["net"])
+            let replica = try TestReplica(url: url, slot: "net", tables: ["net"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("INSERT INTO net VALUES (2, '10.0.0.1', 'ab', '10.0.0.0/8', true)")
@@ -257,7 +177,7 @@ struct ReplicationAdversarialTests {
             """,
             "INSERT INTO line (id, price, quantity) VALUES (1, 2, 3)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "line", tables: ["line"])
+            let replica = try TestReplica(url: url, slot: "line", tables: ["line"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("INSERT INTO line (id, price, quantity) VALUES (2, 5, 7)")
@@ -282,7 +202,7 @@ struct ReplicationAdversarialTests {
             "INSERT INTO measure VALUES (1, 1, 'a'), (2, 15, 'b')",
             "CREATE PUBLICATION viaroot FOR TABLE measure WITH (publish_via_partition_root = true)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "viaroot")
+            let replica = try TestReplica(url: url, slot: "viaroot")
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await Self.expectEqual(replica, connection, "measure")
@@ -303,7 +223,7 @@ struct ReplicationAdversarialTests {
             "CREATE TABLE measure_high PARTITION OF measure FOR VALUES FROM (10) TO (20)",
             "INSERT INTO measure VALUES (1, 1, 'a'), (2, 15, 'b')",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "leaves", tables: ["measure"])
+            let replica = try TestReplica(url: url, slot: "leaves", tables: ["measure"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("UPDATE measure SET k = 12 WHERE id = 1")
@@ -326,7 +246,7 @@ struct ReplicationAdversarialTests {
             "INSERT INTO task VALUES (1, 'private'), (2, 'public')",
             "CREATE PUBLICATION filtered FOR TABLE task WHERE (id > 1)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "filtered")
+            let replica = try TestReplica(url: url, slot: "filtered")
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("UPDATE task SET title = 'changed' WHERE id = 1")
@@ -349,7 +269,7 @@ struct ReplicationAdversarialTests {
             "INSERT INTO account VALUES (1, 'a', 'hunter2')",
             "CREATE PUBLICATION listed FOR TABLE account (id, name)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "listed")
+            let replica = try TestReplica(url: url, slot: "listed")
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             let columns = try await replica.pool.read {
@@ -374,7 +294,7 @@ struct ReplicationAdversarialTests {
             "CREATE TABLE other.team (id integer PRIMARY KEY, size integer)",
             "INSERT INTO team VALUES (1, 10)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "mixed", tables: ["team"])
+            let replica = try TestReplica(url: url, slot: "mixed", tables: ["team"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("ALTER PUBLICATION mixed ADD TABLE other.team")
@@ -402,7 +322,7 @@ struct ReplicationAdversarialTests {
             "CREATE TABLE event (id integer PRIMARY KEY, at timestamp, flag boolean)",
             "INSERT INTO event VALUES (1, '2024-01-01 10:00', true)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "retyped", tables: ["event"])
+            let replica = try TestReplica(url: url, slot: "retyped", tables: ["event"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("ALTER TABLE event ALTER COLUMN at TYPE timestamptz, ALTER COLUMN flag TYPE text")
@@ -425,7 +345,7 @@ struct ReplicationAdversarialTests {
             "CREATE TABLE profile (id integer PRIMARY KEY, bio text)",
             "INSERT INTO profile VALUES (1, 'old bio'), (2, 'other')",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "readded", tables: ["profile"])
+            let replica = try TestReplica(url: url, slot: "readded", tables: ["profile"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("ALTER TABLE profile DROP COLUMN bio")
@@ -450,7 +370,7 @@ struct ReplicationAdversarialTests {
         try await Self.withDatabase([
             "CREATE TABLE hit (id integer PRIMARY KEY, page text)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "async", tables: ["hit"])
+            let replica = try TestReplica(url: url, slot: "async", tables: ["hit"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("SET synchronous_commit = off")
@@ -483,7 +403,7 @@ struct ReplicationAdversarialTests {
             "INSERT INTO bykey VALUES (-9223372036854775808, 'NaN'), (9223372036854775807, '-Infinity')",
         ]) { url, connection in
             let tables = ["pair", "code", "fully", "bykey"]
-            let replica = try Replica(url: url, slot: "keys", tables: tables)
+            let replica = try TestReplica(url: url, slot: "keys", tables: tables)
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             let statements = [
@@ -525,7 +445,7 @@ struct ReplicationAdversarialTests {
             "ALTER TABLE member REPLICA IDENTITY USING INDEX member_email",
             "INSERT INTO member VALUES (1, 'a@x', 'a'), (2, 'b@x', 'b')",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "identity", tables: ["member"])
+            let replica = try TestReplica(url: url, slot: "identity", tables: ["member"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("UPDATE member SET name = 'aa' WHERE id = 1")
@@ -545,7 +465,9 @@ struct ReplicationAdversarialTests {
             "ALTER TABLE loose REPLICA IDENTITY \(identity)",
             "INSERT INTO loose VALUES (1, 'x')",
         ]) { url, _ in
-            let replica = try Replica(url: url, slot: "loose", tables: ["loose"])
+            // A slot of its own for each case: a slot decodes one database.
+            let slot = "loose_" + identity.lowercased().filter { $0.isLetter || $0 == "_" }
+            let replica = try TestReplica(url: url, slot: slot, tables: ["loose"])
             defer { replica.remove() }
             let error = await replica.error()
             #expect((error as? ReplicationError)?.message.contains("loose has no primary key") == true, "\(String(describing: error))")
@@ -571,7 +493,7 @@ struct ReplicationAdversarialTests {
             "ALTER TABLE fulldoc REPLICA IDENTITY FULL",
             "INSERT INTO doc VALUES \((1...3).map(row).joined(separator: ", "))",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "toast", tables: ["doc", "fulldoc"])
+            let replica = try TestReplica(url: url, slot: "toast", tables: ["doc", "fulldoc"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             try await connection.run("INSERT INTO doc VALUES \((4...6).map(row).joined(separator: ", "))")
@@ -614,7 +536,7 @@ struct ReplicationAdversarialTests {
             "INSERT INTO book VALUES (1, 1, 'x'), (2, 2, 'y')",
         ]) { url, connection in
             let tables = ["author", "book", "tag"]
-            let replica = try Replica(url: url, slot: "ops", tables: tables)
+            let replica = try TestReplica(url: url, slot: "ops", tables: tables)
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             let (commits, cancellable) = Self.countCommits(replica, "book")
@@ -670,7 +592,7 @@ struct ReplicationAdversarialTests {
         try await Self.withDatabase([
             "CREATE TABLE big (id integer PRIMARY KEY, v text)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "big", tables: ["big"])
+            let replica = try TestReplica(url: url, slot: "big", tables: ["big"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             let counts = Recorder<Int>()
@@ -707,7 +629,7 @@ struct ReplicationAdversarialTests {
             """,
             "INSERT INTO \"App Data\".\"Player Stats ü\" VALUES (1, 'a', 'q', 0, 1.5)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "quoted", tables: ["App Data.Player Stats ü"])
+            let replica = try TestReplica(url: url, slot: "quoted", tables: ["App Data.Player Stats ü"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             for statement in [
@@ -733,7 +655,7 @@ struct ReplicationAdversarialTests {
         try await Self.withDatabase([
             "CREATE TABLE person (id integer PRIMARY KEY, \"Name\" text, name text)",
         ]) { url, _ in
-            let replica = try Replica(url: url, slot: "cased", tables: ["person"])
+            let replica = try TestReplica(url: url, slot: "cased", tables: ["person"])
             defer { replica.remove() }
             let error = await replica.error()
             #expect(error != nil)
@@ -766,7 +688,7 @@ struct ReplicationAdversarialTests {
                 (["ALTER PUBLICATION schema ADD TABLE extra", "INSERT INTO extra VALUES (2)"],
                  "extra is in the stream but not in the replica"),
             ]
-            var replica = try Replica(url: url, slot: "schema", tables: ["item"], path: path)
+            var replica = try TestReplica(url: url, slot: "schema", tables: ["item"], path: path)
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             for change in changes {
@@ -778,7 +700,7 @@ struct ReplicationAdversarialTests {
                         && (error as? ReplicationError)?.message.contains("resync") == true,
                     "\(String(describing: error))")
                 #expect(try await Self.replicaRows(replica.pool, "item", columns: ["id"]) == before)
-                replica = try Replica(url: url, slot: "schema", resync: true, path: path)
+                replica = try TestReplica(url: url, slot: "schema", resync: true, path: path)
                 try await replica.catchUp(with: connection)
                 try await Self.expectEqual(replica, connection, "item")
             }
@@ -804,7 +726,7 @@ struct ReplicationAdversarialTests {
             "INSERT INTO entry SELECT i, i FROM generate_series(1, 100) i",
         ]) { url, connection in
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("pgadv-\(UUID().uuidString).db").path
-            var replica = try Replica(url: url, slot: "resume", tables: ["entry", "side"], path: path)
+            var replica = try TestReplica(url: url, slot: "resume", tables: ["entry", "side"], path: path)
             defer { replica.remove() }
             for round in 0..<4 {
                 try await replica.catchUp(with: connection)
@@ -828,7 +750,7 @@ struct ReplicationAdversarialTests {
                     try await connection.run(statement)
                 }
                 if round == 2 { try await connection.run("TRUNCATE side") }
-                replica = try Replica(url: url, slot: "resume", tables: ["entry", "side"], path: path)
+                replica = try TestReplica(url: url, slot: "resume", tables: ["entry", "side"], path: path)
             }
             try await replica.catchUp(with: connection)
             try await Self.expectEqual(replica, connection, "entry")
@@ -848,12 +770,12 @@ struct ReplicationAdversarialTests {
             "CREATE TABLE note (id integer PRIMARY KEY, body text)",
             "INSERT INTO note VALUES (1, 'a')",
         ]) { url, connection in
-            let first = try Replica(url: url, slot: "shared", tables: ["note"])
+            let first = try TestReplica(url: url, slot: "shared", tables: ["note"])
             defer { first.remove() }
             try await first.catchUp(with: connection)
             await first.stop()
             // Another replica of the same slot moves it on.
-            let second = try Replica(url: url, slot: "shared")
+            let second = try TestReplica(url: url, slot: "shared")
             defer { second.remove() }
             try await second.catchUp(with: connection)
             try await connection.run("INSERT INTO note VALUES (2, 'b')")
@@ -862,7 +784,7 @@ struct ReplicationAdversarialTests {
             try await Self.expectEqual(second, connection, "note")
             await second.stop()
             // The first one, started again, is behind the slot.
-            let resumed = try Replica(url: url, slot: "shared", path: first.path)
+            let resumed = try TestReplica(url: url, slot: "shared", path: first.path)
             do {
                 try await resumed.catchUp(with: connection)
                 try await Self.expectEqual(resumed, connection, "note")
@@ -895,7 +817,7 @@ struct ReplicationAdversarialTests {
                 (url, ["no_such_table"], nil, "SQLSTATE 42P01"),
             ]
             for (index, item) in cases.enumerated() {
-                let replica = try Replica(url: item.url, slot: "refused\(index)", tables: item.tables, publication: item.publication)
+                let replica = try TestReplica(url: item.url, slot: "refused\(index)", tables: item.tables, publication: item.publication)
                 defer { replica.remove() }
                 let error = await replica.error()
                 #expect(
@@ -931,7 +853,7 @@ struct ReplicationAdversarialTests {
         try await Self.withDatabase([
             "CREATE TABLE burst (id integer PRIMARY KEY, v text)",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "burst", tables: ["burst"])
+            let replica = try TestReplica(url: url, slot: "burst", tables: ["burst"])
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
             for round in 0..<3 {
@@ -964,7 +886,7 @@ struct ReplicationAdversarialTests {
             "ALTER TABLE slot REPLICA IDENTITY FULL",
             "INSERT INTO slot VALUES (1, 'a'), (2, 'b')",
         ]) { url, connection in
-            let replica = try Replica(url: url, slot: "swap", tables: ["slot"])
+            let replica = try TestReplica(url: url, slot: "swap", tables: ["slot"])
             defer { replica.remove() }
             do {
                 try await replica.catchUp(with: connection)
@@ -1076,7 +998,7 @@ struct ReplicationAdversarialTests {
 
     /// Expects the replica's table to hold what PostgreSQL's holds.
     static func expectEqual(
-        _ replica: Replica, _ connection: PostgresConnection, _ table: String, schema: String = "public",
+        _ replica: TestReplica, _ connection: PostgresConnection, _ table: String, schema: String = "public",
         replicaTable: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let columns = try await replica.pool.read { db in
@@ -1100,7 +1022,7 @@ struct ReplicationAdversarialTests {
     }
 
     /// Counts the SQLite commits that change `table` in the replica.
-    static func countCommits(_ replica: Replica, _ table: String) -> (Locked<Int>, AnyDatabaseCancellable) {
+    static func countCommits(_ replica: TestReplica, _ table: String) -> (Locked<Int>, AnyDatabaseCancellable) {
         let commits = Locked(0)
         let cancellable = DatabaseRegionObservation(tracking: DatabaseRegion(table: table))
             .start(in: replica.pool, onError: { Issue.record($0) }, onChange: { _ in commits.withLock { $0 += 1 } })

@@ -129,6 +129,84 @@ import Testing
         try await ReplicaApplier.waitUntilReplicated(ReplicationPosition(35), source: "test", in: writer)
     }
 
+    /// Rows of a streamed copy: batch `index` of a table, as its columns
+    /// take them.
+    static func batch(_ table: ReplicaTable, ids: Range<Int>) -> [[DatabaseValue]] {
+        ids.map { id in
+            table.name == "player" ? [value(id), value("p\(id)"), value(id)] : [value(id), value(0)]
+        }
+    }
+
+    /// A streamed copy: batches of rows, sent while the writer inserts the
+    /// ones before, replace the tables in one commit, with the position
+    /// and the source's state. An observer sees the old tables, then the
+    /// new ones, never a part of them.
+    @Test(arguments: DatabaseKind.allCases)
+    func aStreamedCopyReplacesTheTablesInOneCommit(kind: DatabaseKind) async throws {
+        let (test, applier) = try Self.makeReplica(kind)
+        let recorder = Recorder<Int>()
+        let cancellable = ValueObservation.tracking { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM player) + (SELECT COUNT(*) FROM team)")!
+        }.start(in: test.writer, scheduling: .observationQueue) { Issue.record($0) } onChange: { recorder.append($0) }
+        defer { cancellable.cancel() }
+        try await recorder.wait(timeout: .seconds(10)) { $0.last == 2 }
+        try await applier.replaceTables(Self.tables, position: ReplicationPosition(50), sourceState: "copied") {
+            table, write in
+            let count = table.name == "player" ? 1_000 : 3
+            for start in stride(from: 0, to: count, by: 100) {
+                try await write(Self.batch(table, ids: start..<min(start + 100, count)))
+            }
+        }
+        #expect(try await applier.position() == ReplicationPosition(50))
+        #expect(try await applier.sourceState() == "copied")
+        try await recorder.wait(timeout: .seconds(10)) { $0.last == 1_003 }
+        #expect(Set(recorder.values) == [2, 1_003], "\(recorder.values)")
+    }
+
+    /// A streamed copy that fails keeps nothing, and throws why: the
+    /// source's error; a row the replica refuses (the source's next
+    /// `write` throws the replica's error too); a cancelled task, whose
+    /// writer stops waiting for the next batch.
+    @Test(arguments: DatabaseKind.allCases)
+    func aStreamedCopyThatFailsKeepsNothing(kind: DatabaseKind) async throws {
+        let (test, applier) = try Self.makeReplica(kind)
+        let before = try Self.state(test.writer)
+        struct SourceFailure: Error {}
+        await #expect(throws: SourceFailure.self) {
+            try await applier.replaceTables(Self.tables, position: ReplicationPosition(50), sourceState: nil) {
+                table, write in
+                try await write(Self.batch(table, ids: 2..<4))
+                throw SourceFailure()
+            }
+        }
+        let writeFailed = Locked(false)
+        await #expect(throws: ReplicationError.self) {
+            try await applier.replaceTables(Self.tables, position: ReplicationPosition(50), sourceState: nil) {
+                table, write in
+                do {
+                    try await write([[Self.value(2)]])
+                    try await write(Self.batch(table, ids: 3..<4))
+                } catch {
+                    writeFailed.value = error is ReplicationError
+                    throw error
+                }
+            }
+        }
+        #expect(writeFailed.value)
+        let copy = Task {
+            try await applier.replaceTables(Self.tables, position: ReplicationPosition(50), sourceState: nil) {
+                table, write in
+                try await write(Self.batch(table, ids: 2..<4))
+                try await Task.sleep(for: .seconds(600))
+            }
+        }
+        copy.cancel()
+        await #expect(throws: CancellationError.self) { try await copy.value }
+        #expect(try Self.state(test.writer) == before)
+        #expect(try await applier.position() == ReplicationPosition(10))
+        #expect(try await applier.sourceState() == "s")
+    }
+
     @Test func positionsReadAndWriteAsPostgreSQLSpellsThem() {
         #expect(ReplicationPosition(lsn: "16/B374D848") == ReplicationPosition(0x16_B374_D848))
         #expect(ReplicationPosition(0x16_B374_D848).description == "16/B374D848")

@@ -32,26 +32,35 @@ struct SQLiteReplica: AsyncParsableCommand {
             The copy reads what the stream sends: the publication's column list and row \
             filter, no generated column, a partitioned table published via its root with its \
             partitions' rows. A replica identity index other than the primary key becomes a \
-            UNIQUE constraint of the replica, which updates and deletes find rows by.
+            UNIQUE constraint of the replica, which updates and deletes find rows by. The copy \
+            streams: the tables are read in batches and written as they come, in one SQLite \
+            transaction, so its memory does not grow with them.
 
             STOPS WITH AN ERROR (status 1) on: a login PostgreSQL refuses, a database that \
             does not exist, a privilege the role lacks, a table to publish that does not exist, \
-            no free replication slot (PostgreSQL's message and SQLSTATE); a published table \
-            without primary key, or with a DEFERRABLE one; a schema change of a replicated \
-            table (a column added, dropped, renamed, dropped and added again, or of another \
-            type; another primary key; the table created again) or a table of the publication \
-            that the replica does not hold (run again with --resync); a slot that stands after \
-            the replica (another replica uses it, or the replica file is older than the slot: \
-            run again with --resync); a replica that does not match a change. A lost \
+            no free replication slot, a slot PostgreSQL invalidated (PostgreSQL's message and \
+            SQLSTATE); a slot of this name created in another database; a message of the \
+            stream that cannot be decoded (a text that is not UTF-8, from a SQL_ASCII database: \
+            the slot, the LSN and the reason are named) or a change made while the publication \
+            did not exist (drop the slot: a new one is created and the tables copied); a \
+            published table without primary key, or with a DEFERRABLE one; a schema change of \
+            a replicated table (a column added, dropped, renamed, dropped and added again, or of \
+            another type; another primary key; the table created again) or a table of the \
+            publication that the replica does not hold (run again with --resync); a partition \
+            of a table published via its root truncated, dropped, detached or rewritten (VACUUM \
+            FULL), which pgoutput does not send (run again with --resync); a slot that stands \
+            after the replica (another replica uses it, or the replica file is older than the \
+            slot: run again with --resync); a replica that does not match a change. A lost \
             connection, or a server not reachable yet, is retried (100 ms, doubling up to 5 s). \
             A dropped slot is recreated and the tables copied again.
 
             EXIT STATUS:
               0   SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed)
               1   PostgreSQL refused (the login, the database, a privilege, wal_level, a table \
-            without primary key, a missing publication), the replica stopped (a schema change, \
-            a slot past the replica, a change it does not match), or the replica file cannot \
-            be written
+            without primary key, a missing publication, a slot of another database), the replica \
+            stopped (a schema change, a partition truncated alone, a message it cannot decode, a \
+            slot past the replica, a change it does not match), or the replica file cannot be \
+            written
               64  invalid command line
             """)
 
