@@ -43,8 +43,12 @@ import Testing
         }
     }
 
-    @Test(arguments: journalModes)
-    func aReadWaitsForTheCommitOfAWriterThatHoldsItsLock(journalMode: String) async throws {
+    /// A read waits for the commit of a writer that holds RESERVED: `read`,
+    /// and `readYieldingToWriters` (the reads of `sqlite-watch` beside its
+    /// observation), which then reads without a real shared lock: the next
+    /// writer, which may start as soon as the first is done, never meets it.
+    @Test(arguments: journalModes, [false, true])
+    func aReadWaitsForTheCommitOfAWriterThatHoldsItsLock(journalMode: String, yields: Bool) async throws {
         let fixture = try Fixture(journalMode: journalMode)
         let yielding = try fixture.yielding
         let shell = try InteractiveSQLiteShell(path: fixture.path)
@@ -58,7 +62,10 @@ import Testing
         // the parallel run holds for tens of seconds at times (the read
         // then started after `waitUntil` had given up: the failure of a
         // full run, all three journal modes at once).
-        async let read = fixture.queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) }
+        let queue = fixture.queue
+        async let read = yields
+            ? queue.readYieldingToWriters { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) }
+            : queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) }
         // The read waits: it did not take its lock, so the commit succeeds.
         try await waitUntil { yielding.busyCalls.load(ordering: .relaxed) > busyCalls }
         shell.send("COMMIT; SELECT 'committed';")
@@ -66,33 +73,10 @@ import Testing
         #expect(shell.errorText.isEmpty)
         // And it reads the committed state.
         #expect(try await read == 2)
-    }
-
-    /// `readYieldingToWriters` (the reads of `sqlite-watch` beside its
-    /// observation) waits for a writer's commit too, and then reads without
-    /// a real shared lock: the next writer, which may start as soon as the
-    /// first is done, never meets it.
-    @Test(arguments: journalModes)
-    func aYieldingReadWaitsForTheCommitAndTakesNoLock(journalMode: String) async throws {
-        let fixture = try Fixture(journalMode: journalMode)
-        let yielding = try fixture.yielding
-        let shell = try InteractiveSQLiteShell(path: fixture.path)
-        defer { shell.stop() }
-        shell.send("BEGIN; UPDATE t SET v = 2; SELECT 'reserved';")
-        try await shell.waitForOutput(containing: "reserved")
-
-        let busyCalls = yielding.busyCalls.load(ordering: .relaxed)
-        // A child task, on the test's own thread (see above).
-        async let read = fixture.queue.readYieldingToWriters { db in
-            try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db)
+        if yields {
+            // Nor did the queue take one when it opened (it reads the schema).
+            #expect(SharedLockCycle.realSharedLockCount(path: fixture.path) == 0)
         }
-        try await waitUntil { yielding.busyCalls.load(ordering: .relaxed) > busyCalls }
-        shell.send("COMMIT; SELECT 'committed';")
-        try await shell.waitForOutput(containing: "committed")
-        #expect(shell.errorText.isEmpty)
-        #expect(try await read == 2)
-        // Nor did the queue take one when it opened (it reads the schema).
-        #expect(SharedLockCycle.realSharedLockCount(path: fixture.path) == 0)
     }
 
     @Test(arguments: journalModes)
