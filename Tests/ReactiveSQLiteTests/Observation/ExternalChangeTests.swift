@@ -142,9 +142,13 @@ import Testing
         defer { rows.cancel() }
         _ = try await scores.wait(for: 1)
         _ = try await rowCounts.wait(for: 1)
-        // Commits one after the other, which the observations' reads meet.
+        // Commits one after the other, which the observations' reads meet;
+        // a short gap after each, where they can read: back to back, they
+        // left no moment free of a RESERVED lock, and the reads, which wait
+        // for writers, gave up after the busy timeout (database is locked).
         for score in 1...300 {
             try external.writeSQL("UPDATE player SET score = \(score) WHERE id = \(score % 3 + 1)")
+            try await Task.sleep(for: .microseconds(500))
         }
         _ = try await scores.wait(forLast: [300, 298, 299])
         _ = try await observed.readYieldingToWriters { db in try Self.playerCount.fetchOne(db) }
