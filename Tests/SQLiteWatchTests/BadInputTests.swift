@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TestSupport
 import Testing
 
 /// Bad input gets a clear message on standard error and a documented exit
@@ -162,26 +163,21 @@ struct BadInputTests {
         #expect(watch.outputText.contains("101 → 102"))
     }
 
-    /// Copies an executable through a descriptor opened with `O_CLOEXEC`.
+    /// Copies an executable with `cp`, in a process of its own.
     ///
-    /// `FileManager.copyItem` opens the copy without it: a child that another
-    /// test spawns meanwhile inherits the descriptor open for writing, and
-    /// the kernel refuses to run the copy while any process holds one
-    /// (`ETXTBSY`, "Text file busy", seen once on a fresh-clone run of the
-    /// release tests). With `O_CLOEXEC` a spawned child drops it when it
-    /// execs its program.
-    static func copyExecutable(atPath source: String, toPath destination: String) throws {
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
-        let descriptor = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
-        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        defer { close(descriptor) }
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                guard written > 0 else { throw CocoaError(.fileWriteUnknown) }
-                offset += written
-            }
+    /// `FileManager.copyItem` opens the copy without `O_CLOEXEC`: a child
+    /// that another test spawns meanwhile inherits the descriptor open for
+    /// writing, and the kernel refuses to run the copy while any process
+    /// holds one (`ETXTBSY`, "Text file busy", seen on a fresh-clone run of
+    /// the release tests). `O_CLOEXEC` was not enough: a child forked while
+    /// the 100 MB copy was written holds the descriptor until it execs its
+    /// program, which a loaded machine delays (seen once more in the
+    /// parallel debug run). Written by `cp`, the copy's descriptor never
+    /// exists in this process, and `cp` has exited before the copy runs.
+    static func copyExecutable(atPath source: String, toPath destination: String) async throws {
+        let outcome = try await SpawnedProcess.run("/bin/cp", [source, destination])
+        guard outcome.termination == .exit(0) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: outcome.error])
         }
     }
 
@@ -197,7 +193,7 @@ struct BadInputTests {
     func aWALDatabaseInAFolderTheUserCannotWrite() async throws {
         let database = try await WatchedDatabase.players(journalMode: "wal")
         let tool = database.directory.appendingPathComponent("sqlite-watch").path
-        try Self.copyExecutable(atPath: try Executables.sqliteWatch().path, toPath: tool)
+        try await Self.copyExecutable(atPath: try Executables.sqliteWatch().path, toPath: tool)
         func watchAsNobody(_ arguments: [String]) throws -> ChildProcess {
             try ChildProcess(
                 URL(fileURLWithPath: "/usr/bin/setpriv"),
