@@ -45,6 +45,14 @@ final class SharedLockCycle {
     /// The first bytes of the file before the current optimistic lock
     /// began; nil when the lock held, if any, is real.
     private var header: [UInt8]?
+    #if os(Linux)
+    /// The writes of the file, by any process (created at the first
+    /// optimistic lock): a writer that wrote pages and put them back
+    /// leaves the first bytes as they were. Nil without inotify.
+    private lazy var writes: FileWriteCounter? = path.flatMap(FileWriteCounter.init(path:))
+    #endif
+    /// The count of `writes` before the current optimistic lock began.
+    private var writesAtStart = 0
     /// Whether a read under an optimistic lock may have met a writer since
     /// `allowsOptimism` was last set: what it read must be thrown away.
     var metWriter = false
@@ -84,6 +92,7 @@ final class SharedLockCycle {
     /// them after that and is done before the checks changed them (see
     /// `end()`).
     func beginOptimistically() -> Int32? {
+        let writesBefore = writeCount()
         guard let bytes = readHeader() else { return nil }
         // The read and write versions of a clear file (bytes 18 and 19): 2
         // in WAL mode. An encrypted file's are not readable here: its log
@@ -94,6 +103,7 @@ final class SharedLockCycle {
         // comes before its journal), or a hot journal.
         if journalIsLive() { return isReserved() ? SQLITE_BUSY : nil }
         header = bytes
+        writesAtStart = writesBefore
         Self.setOptimisticCycleOfThread(self)
         return SQLITE_OK
     }
@@ -119,7 +129,7 @@ final class SharedLockCycle {
         didTakeRealSharedLock()
         #endif
         // A writer that came and went between the validation and the lock.
-        guard readHeader() == header else {
+        guard readHeader() == header, writeCount() == writesAtStart else {
             _ = methods.xUnlock!(file, SQLITE_LOCK_NONE)
             recordWriter(schemaMayHaveChanged: true)
             return SQLITE_BUSY
@@ -199,16 +209,22 @@ final class SharedLockCycle {
     // MARK: - Validation
 
     /// Whether no writer was active since the optimistic lock began: no
-    /// RESERVED lock and no live journal now, then the first bytes as they
-    /// were. Records a writer otherwise.
+    /// RESERVED lock and no live journal now, then no write of the file
+    /// and the first bytes as they were. Records a writer otherwise.
+    ///
+    /// The writes are counted after the check of the lock: a writer that
+    /// released its lock had counted its writes before (see
+    /// `FileWriteCounter`).
     private func isUndisturbed() -> Bool {
         let isActive = isReserved() || journalIsLive()
+        let wasWritten = writeCount() != writesAtStart
         let bytes = readHeader()
-        guard isActive || bytes != header else { return true }
+        guard isActive || wasWritten || bytes != header else { return true }
         // The schema cookie of a clear file tells whether the schema
         // changed; the first page of an encrypted file does not, nor a
-        // writer still at work.
-        let schemaMayHaveChanged = isActive || !(header?.starts(with: Self.clearFileMagic) ?? false)
+        // writer still at work, nor one that wrote pages and put them
+        // back (they may have been the schema's).
+        let schemaMayHaveChanged = isActive || wasWritten || !(header?.starts(with: Self.clearFileMagic) ?? false)
             || !(bytes?.starts(with: Self.clearFileMagic) ?? false) || header![40..<44] != bytes![40..<44]
         recordWriter(schemaMayHaveChanged: schemaMayHaveChanged)
         return false
@@ -254,6 +270,15 @@ final class SharedLockCycle {
     private func recordWriter(schemaMayHaveChanged: Bool) {
         metWriter = true
         if schemaMayHaveChanged { self.schemaMayHaveChanged = true }
+    }
+
+    /// The writes of the file counted so far; 0 where they are not counted.
+    private func writeCount() -> Int {
+        #if os(Linux)
+        writes?.count() ?? 0
+        #else
+        0
+        #endif
     }
 
     /// Whether a connection holds RESERVED or more (the file's own check:

@@ -61,9 +61,13 @@ internal import CSQLite
 /// RESERVED and that no journal is live (hot or in use), then the
 /// connection reads; at the end it checks RESERVED and the journal again,
 /// then reads the first bytes, which must be those it began with. A writer
-/// active at either check is seen there; one whose whole activity fell
-/// between the checks changed the first bytes in between; one done before
-/// the first check wrote nothing the reads could see half-done. A read
+/// active at either check is seen there; one that committed between the
+/// checks changed the first bytes in between; one done before the first
+/// check wrote nothing the reads could see half-done. A writer that wrote
+/// pages between the checks and rolled back (a cache spill) leaves the
+/// first bytes as they were: on Linux, the cycle also counts the file's
+/// writes, by any process (`FileWriteCounter`, through inotify), which
+/// must not have grown. A read
 /// that fails the validation is thrown away, its pages with it
 /// (`SQLITE_FCNTL_RESET_CACHE`, and SQLite's copy of the schema when it
 /// may have changed, forgotten inside the next run), and runs again: the

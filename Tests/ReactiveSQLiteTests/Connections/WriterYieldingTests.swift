@@ -156,6 +156,30 @@ import Testing
         #expect(runs == [["1|1", "1|1"], ["1|1|7", "1|1|7"]])
     }
 
+    /// A writer whose transaction outgrows its page cache writes
+    /// uncommitted pages into the file (a spill), and its rollback puts
+    /// them back: the first page is the same before and after, yet a read
+    /// under way may have read a spilled page. The read is thrown away and
+    /// runs again (it ran once, validated by the first page alone). Linux
+    /// only: the writes are counted through inotify.
+    #if os(Linux)
+    @Test(arguments: journalModes)
+    func aReadThatMetAWriterThatSpilledAndRolledBackRunsAgain(journalMode: String) async throws {
+        let fixture = try Fixture(journalMode: journalMode)
+        try await fixture.queue.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TABLE padding (b BLOB)")
+        }
+        let runs = try await Self.runsOfAReadPaused(
+            in: fixture, sql: "SELECT v FROM t UNION ALL SELECT v FROM t",
+            whileTheShellRuns: """
+                PRAGMA cache_size = 10; BEGIN; UPDATE t SET v = 2; \
+                INSERT INTO padding WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500) \
+                SELECT randomblob(1000) FROM c; ROLLBACK;
+                """)
+        #expect(runs == [["1", "1"], ["1", "1"]])
+    }
+    #endif
+
     /// The rows of each run of `sql` in `yieldingToWriters(_:)` (values
     /// joined by `|`), whose first run pauses after its first row, its
     /// statement under way, while the `sqlite3` shell (no busy timeout)
