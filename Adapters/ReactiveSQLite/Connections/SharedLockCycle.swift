@@ -173,12 +173,7 @@ final class SharedLockCycle {
     /// becomes real, waiting for a writer up to `timeout`.
     func endScope(timeout: Duration) -> Int32 {
         allowsOptimism = false
-        let start = ContinuousClock.now
-        while true {
-            let code = makeReal()
-            guard code == SQLITE_BUSY, !metWriter, ContinuousClock.now - start < timeout else { return code }
-            usleep(50)
-        }
+        return Self.retryingWhileBusy(upTo: timeout, makeReal, stopsWhen: { metWriter })
     }
 
     /// Makes an optimistic shared lock that SQLite keeps beyond a scope
@@ -190,8 +185,7 @@ final class SharedLockCycle {
     /// otherwise.
     func makeRealAfterDiscard(timeout: Duration) -> Int32 {
         guard isOptimistic else { return SQLITE_OK }
-        let start = ContinuousClock.now
-        while true {
+        return Self.retryingWhileBusy(upTo: timeout) {
             let code = methods.xLock!(file, SQLITE_LOCK_SHARED)
             if code == SQLITE_OK {
                 #if REACTIVESQLITE_INTERNAL_CHECKS
@@ -199,9 +193,21 @@ final class SharedLockCycle {
                 #endif
                 header = nil
                 clearOptimisticCycleOfThread()
-                return code
             }
-            guard code == SQLITE_BUSY, ContinuousClock.now - start < timeout else { return code }
+            return code
+        }
+    }
+
+    /// Runs `attempt` again, 50 us apart, while it returns `SQLITE_BUSY`,
+    /// until `stopsWhen` says so or `timeout` has passed since the first
+    /// attempt: the code of the last attempt.
+    private static func retryingWhileBusy(
+        upTo timeout: Duration, _ attempt: () -> Int32, stopsWhen stops: () -> Bool = { false }
+    ) -> Int32 {
+        let start = ContinuousClock.now
+        while true {
+            let code = attempt()
+            guard code == SQLITE_BUSY, !stops(), ContinuousClock.now - start < timeout else { return code }
             usleep(50)
         }
     }
