@@ -89,6 +89,10 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   stream; those the snapshot already shows (their xid is visible in
 ///   it) are skipped. They all commit before any transaction the snapshot
 ///   does not show, so the snapshot is dropped at the first one applied.
+///   The copy's position is the slot's, or the one the replica held when
+///   later (a resync): the replica's position never goes back, and a
+///   waiter of `ReplicaApplier.waitUntilReplicated` never returns before
+///   the replica holds its transaction (see `copy(_:)`).
 /// - **The copy streams**: each table is read through a cursor of the
 ///   snapshot in batches, each inserted as it comes into the one SQLite
 ///   transaction that replaces the tables; at most two batches are held
@@ -131,7 +135,8 @@ public struct PostgresReplicationConfiguration: Sendable {
 ///   unknown role, a wrong password), a database that does not exist, a
 ///   privilege the role lacks, a published table that does not exist, no
 ///   free replication slot, a slot that PostgreSQL invalidated (with its
-///   message and SQLSTATE: see `refusesForGood(_:)`);
+///   message, SQLSTATE, DETAIL and HINT: see `refusesForGood(_:)` and
+///   `describe(_:)`);
 /// - a slot of its name created in another database;
 /// - a message of the stream that cannot be decoded (with the slot, the
 ///   message's LSN and what could not be read: a text that is not UTF-8,
@@ -155,6 +160,10 @@ public struct PostgresReplicationConfiguration: Sendable {
 /// - a slot that stands after the replica's position (another replica
 ///   uses it, or the replica's file is older than the slot): PostgreSQL no
 ///   longer holds what the replica lacks (run again with `resync`);
+/// - a replica whose position is after the end of PostgreSQL's WAL (made
+///   from another server, or before the server was restored to an
+///   earlier point): the stream would skip every transaction up to it
+///   (run again with `resync`);
 /// - a change the replica does not match.
 ///
 /// After such a stop, a resync copies the tables again; the transactions
@@ -234,7 +243,7 @@ public final class PostgresReplicator: Sendable {
                 // longer.
                 if hasPolled { backoff = .milliseconds(100) }
                 if Task.isCancelled { return }
-                logger.warning("PostgreSQL: \(Self.describe(error)); connecting again in \(backoff)")
+                logger.warning("PostgreSQL: \(Self.sentence(Self.describe(error))) Connecting again in \(backoff).")
                 try? await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(5))
             }
@@ -275,15 +284,31 @@ public final class PostgresReplicator: Sendable {
             || ["3D000", "53400", "55000", "0A000"].contains(state)
     }
 
-    /// The text of an error: PostgreSQL's message when there is one.
+    /// The text of an error: PostgreSQL's message when there is one, with
+    /// its SQLSTATE, then its DETAIL and HINT when it sent them, which say
+    /// what a refusal is about and what to do (a role that lacks a
+    /// privilege, a slot that PostgreSQL invalidated):
+    ///
+    /// ```
+    /// permission denied for database "app" (SQLSTATE 42501). DETAIL: User does not have CONNECT privilege.
+    /// ```
     public static func describe(_ error: any Error) -> String {
-        if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] {
-                return error.serverInfo?[.sqlState].map { "\(message) (SQLSTATE \($0))" } ?? message
-            }
-            return "\(error.code)"
+        guard let error = error as? PSQLError else { return "\(error)" }
+        guard let message = error.serverInfo?[.message] else { return "\(error.code)" }
+        var text = error.serverInfo?[.sqlState].map { "\(message) (SQLSTATE \($0))" } ?? message
+        let fields: [(label: String, field: PSQLError.ServerInfo.Field)] = [("DETAIL", .detail), ("HINT", .hint)]
+        for (label, field) in fields {
+            guard let value = error.serverInfo?[field], !value.isEmpty else { continue }
+            text = sentence(text) + " \(label): \(value)"
         }
-        return "\(error)"
+        return text
+    }
+
+    /// `text` ending as a sentence: with a full stop, unless it ends with
+    /// one already (PostgreSQL's DETAIL and HINT do, its message does not).
+    static func sentence(_ text: String) -> String {
+        guard let last = text.last, !".!?".contains(last) else { return text }
+        return text + "."
     }
 
     // MARK: - Connection
@@ -350,7 +375,8 @@ public final class PostgresReplicator: Sendable {
             logger.info("created the publication \(publication) for \(configuration.tables.joined(separator: ", "))")
         }
         let slots = try await strings(connection, """
-            SELECT plugin, confirmed_flush_lsn::text, database::text, (database = current_database())::text
+            SELECT plugin, confirmed_flush_lsn::text, database::text, (database = current_database())::text,
+                   pg_current_wal_flush_lsn()::text
             FROM pg_replication_slots WHERE slot_name = $1
             """, [configuration.slot])
         let position = try await applier.position()
@@ -380,7 +406,26 @@ public final class PostgresReplicator: Sendable {
             try await copy(connection)
         } else if let position, let slotPosition = slots[0][1].flatMap(ReplicationPosition.init(lsn:)) {
             try checkSlot(at: slotPosition, replicaAt: position)
+            if let flushed = slots[0][4].flatMap(ReplicationPosition.init(lsn:)) {
+                try checkHistory(replicaAt: position, flushed: flushed)
+            }
         }
+    }
+
+    /// Throws when the replica's position is after the end of PostgreSQL's
+    /// WAL: the replica was made from another history of the source
+    /// (another server, or this one before it was restored to an earlier
+    /// point), whose positions say nothing of this one's transactions.
+    /// Followed from there, the stream would skip every transaction up to
+    /// the replica's position as if applied. (The replicator stores only
+    /// positions up to the WAL's end, which never goes back.)
+    private func checkHistory(replicaAt position: ReplicationPosition, flushed: ReplicationPosition) throws {
+        guard position > flushed else { return }
+        throw ReplicationError("""
+            this replica stands at \(position), after the end of PostgreSQL's WAL (\(flushed)): it was made from \
+            another server, or before this server was restored to an earlier point, and holds rows that this \
+            server's transactions do not describe. Run again with --resync to copy the tables again.
+            """)
     }
 
     /// Throws when the slot stands after the replica's position: it no
@@ -534,7 +579,41 @@ public final class PostgresReplicator: Sendable {
     /// as pgoutput sends it: `::text` differs for some types (`inet`
     /// shows its netmask, `char(n)` loses its padding, `boolean` is
     /// spelled out).
+    ///
+    /// The copy stores the later of two positions (see
+    /// `ReplicaApplier.waitUntilReplicated`): the slot's, where the stream
+    /// goes on, and the one the replica held, when the slot stands before
+    /// it (a replicator stopped between storing a transaction and moving
+    /// its slot: by an error of the replica, a crash). The copy shows
+    /// every transaction up to either: the replicator read them from the
+    /// stream, so they had committed, before the copy's snapshot. The
+    /// replica's position thus never goes back, and the stream's
+    /// transactions up to it are skipped as applied. (A position read from
+    /// PostgreSQL as the copy begins would not do: a transaction whose
+    /// commit is in the WAL becomes visible to snapshots a moment later,
+    /// or once a synchronous standby confirmed it, so the copy could lack
+    /// a transaction before that position, which the stream would then
+    /// skip.) A replica whose position is after the end of the WAL
+    /// (another history of the source, see `checkHistory`) first forgets
+    /// it, in a commit of its own: apps that wait for a position of this
+    /// server then wait for the copy, rather than return with the other
+    /// history's rows.
     private func copy(_ connection: GuardedConnection) async throws {
+        // Read before the snapshot: a position of this history is at or
+        // before it.
+        let flushedText = try await strings(connection, "SELECT pg_current_wal_flush_lsn()::text").first?.first ?? nil
+        guard let flushed = flushedText.flatMap(ReplicationPosition.init(lsn:)) else {
+            throw ReplicationError("PostgreSQL gave no WAL position")
+        }
+        var held = try await applier.position()
+        if let position = held, position > flushed {
+            logger.warning("""
+                the replica stands at \(position), after the end of PostgreSQL's WAL (\(flushed)): it was made from \
+                another server or another history of this one; its position is dropped, and the tables copied again
+                """)
+            try await applier.forgetPosition()
+            held = nil
+        }
         try await query(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             var tables = try await publishedTables(connection)
@@ -553,7 +632,9 @@ public final class PostgresReplicator: Sendable {
                 connection, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
                 [configuration.slot]
             ).first?.first ?? nil
-            let position = slotPosition.flatMap { ReplicationPosition(lsn: $0) } ?? ReplicationPosition(0)
+            let position = max(
+                slotPosition.flatMap { ReplicationPosition(lsn: $0) } ?? ReplicationPosition(0),
+                held ?? ReplicationPosition(0))
             let state = PostgresSourceState(snapshot: snapshot, tables: tables.map(\.table))
             copyMeter.start()
             var remaining = tables[...]
@@ -929,7 +1010,7 @@ public final class PostgresReplicator: Sendable {
         guard !slots.isEmpty else { return }
         throw ReplicationError("""
             the slot \(configuration.slot) cannot decode the stream after LSN \(position?.description ?? "?"): \
-            \(Self.describe(error)). The publication \(configuration.publication) was dropped after that \
+            \(Self.sentence(Self.describe(error))) The publication \(configuration.publication) was dropped after that \
             position (and may have been created again): PostgreSQL decodes each change with the catalog of its \
             time, so this slot cannot go past a change made while the publication did not exist. Drop the slot \
             (SELECT pg_drop_replication_slot('\(configuration.slot)')) and run again: the replicator creates \

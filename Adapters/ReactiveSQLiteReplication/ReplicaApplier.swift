@@ -124,7 +124,10 @@ public final class ReplicaApplier: Sendable {
     /// - Parameters:
     ///   - tables: The tables of the copy; each replaces the replica's
     ///     table of its name.
-    ///   - position: The source's position that the copy stands for.
+    ///   - position: The source's position that the copy stands for: the
+    ///     copy shows every source transaction at or before it (see
+    ///     `waitUntilReplicated(_:source:in:)`). It replaces the stored
+    ///     position, even a later one.
     ///   - sourceState: What the source needs to resume after the copy
     ///     (PostgreSQL: the copy's snapshot), or nil.
     ///   - rows: Called once per table, in order, with a function that
@@ -184,7 +187,8 @@ public final class ReplicaApplier: Sendable {
     /// - Parameters:
     ///   - tables: The tables of the copy; each replaces the replica's
     ///     table of its name.
-    ///   - position: The source's position that the copy stands for.
+    ///   - position: The source's position that the copy stands for: the
+    ///     copy shows every source transaction at or before it.
     ///   - sourceState: What the source needs to resume after the copy,
     ///     or nil.
     ///   - batches: Called once per table, in order, with a function that
@@ -280,6 +284,20 @@ public final class ReplicaApplier: Sendable {
         let source = self.source
         return try await writer.write { db in
             try Self.apply(transaction, sourceState: sourceState, source: source, in: db)
+        }
+    }
+
+    /// Forgets the source's position and state, in a commit of its own,
+    /// and keeps the tables: the replica then holds no position of the
+    /// source, as before its first copy, and `waitUntilReplicated` waits
+    /// for the next copy. For a replica whose position belongs to another
+    /// history of its source (PostgreSQL: another server, or a server
+    /// restored to an earlier point), whose rows no position of the
+    /// source's own history describes.
+    package func forgetPosition() async throws {
+        let source = self.source
+        try await writer.write { db in
+            try db.execute(sql: "DELETE FROM \(Self.stateTable) WHERE source = ?", arguments: [source])
         }
     }
 
@@ -393,6 +411,28 @@ public final class ReplicaApplier: Sendable {
     /// (After an asynchronous commit, `synchronous_commit = off`, the
     /// replica reaches it once PostgreSQL flushed its WAL: logical decoding
     /// reads no further.)
+    ///
+    /// It returns once the stored position is at or after `position`; the
+    /// replica then holds every source transaction whose commit is at or
+    /// before `position`, resyncs included:
+    /// - A source transaction's changes and its position are stored in one
+    ///   SQLite transaction.
+    /// - A copy (the first one, or a resync) stores its position in the
+    ///   one SQLite transaction that replaces the tables, and the copy
+    ///   shows every transaction up to that position. While a copy runs,
+    ///   `reader` sees the replica as it was, with the position it had,
+    ///   which its rows still satisfy: no waiter returns on the copy's
+    ///   position before the copy's rows are there.
+    /// - The stored position never goes back while the source's history
+    ///   goes on: a resync stores at least the position the replica had
+    ///   (`PostgresReplicator` does; `replaceTables` stores the position
+    ///   it is given). Positions read one after the other never decrease,
+    ///   and a position reached stays reached.
+    /// - A replica of another history of the source (PostgreSQL: another
+    ///   server, or one restored to an earlier point, whose WAL ends
+    ///   before the replica's position) forgets its position before it
+    ///   is copied again: a waiter of the new history's positions waits
+    ///   for the copy, rather than return with the other history's rows.
     ///
     /// The replicator may run in another process: give `reader` a
     /// configuration with `observesExternalChanges` then.

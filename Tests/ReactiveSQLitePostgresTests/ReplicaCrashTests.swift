@@ -190,10 +190,13 @@ struct ReplicaCommandLineTests {
             components = try #require(URLComponents(string: url))
             components.user = "no_such_role"
             let noRole = try #require(components.string)
+            // PostgreSQL's DETAIL too, which says why.
+            let (noConnect, role) = try await ReplicaPermanentErrorTests.roleWithoutConnect(url, connection)
             let refusals: [([String], String)] = [
                 ([noDatabase, path, "--slot", "refused"], "3D000"),
                 ([noRole, path, "--slot", "refused"], "SQLSTATE 28"),
                 ([url, path, "--slot", "refused", "--create-publication", "no_such_table"], "42P01"),
+                ([noConnect, path, "--slot", "refused"], "(SQLSTATE 42501). DETAIL: User does not have CONNECT privilege."),
             ]
             for (arguments, state) in refusals {
                 let outcome = try await SpawnedProcess.run(tool.path, arguments, timeout: .seconds(30))
@@ -201,6 +204,7 @@ struct ReplicaCommandLineTests {
                 #expect(outcome.error.contains("PostgreSQL refused") && outcome.error.contains(state),
                         "\(arguments): \(outcome.error)")
             }
+            try await ReplicaPermanentErrorTests.dropRole(role, connection)
         }
     }
 }

@@ -19,15 +19,13 @@ struct ReplicaInitialCopyTests {
     @Test func theCopyHoldsABoundedNumberOfRowsWhateverTheTableSize() async throws {
         // 20 000 rows, not more: each costs the parallel debug run (two
         // cores) CPU time that starved other suites' time limits.
-        try await ReplicationAdversarialTests.withDatabase([
+        try await TestReplica.withReplica(slot: "streamed", tables: ["big", "small", "empty"], schema: [
             "CREATE TABLE big (id integer PRIMARY KEY, v text)",
             "INSERT INTO big SELECT i, md5(i::text) FROM generate_series(1, 20000) i",
             "CREATE TABLE small (id integer PRIMARY KEY)",
             "INSERT INTO small SELECT generate_series(1, 3)",
             "CREATE TABLE empty (id integer PRIMARY KEY)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "streamed", tables: ["big", "small", "empty"])
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             let peak = replica.replicator.copyMeter.peak.rows
             #expect(peak > 0 && peak <= 2 * PostgresReplicator.copyBatchRows, "\(peak) rows held at once")
             for table in ["big", "small", "empty"] {
@@ -41,12 +39,10 @@ struct ReplicaInitialCopyTests {
     /// `copyBatchBytes`, not the table's 64 MiB.
     @Test func theCopyOfWideRowsHoldsABoundedNumberOfBytes() async throws {
         let rowBytes = 1 << 20
-        try await ReplicationAdversarialTests.withDatabase([
+        try await TestReplica.withReplica(slot: "wide", tables: ["wide"], schema: [
             "CREATE TABLE wide (id integer PRIMARY KEY, body text)",
             "INSERT INTO wide SELECT i, repeat(md5(i::text), \(rowBytes / 32)) FROM generate_series(1, 64) i",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "wide", tables: ["wide"])
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             let peak = replica.replicator.copyMeter.peak
             #expect(
                 peak.bytes > 0 && peak.bytes <= 2 * (PostgresReplicator.copyBatchBytes + rowBytes),

@@ -68,8 +68,7 @@ struct ReplicaPartitionTests {
     /// again, and the stream goes on.
     @Test func aTruncateOfOnePartitionStopsTheReplicaUntilAResync() async throws {
         try await ReplicationAdversarialTests.withDatabase(Self.schema) { url, connection in
-            let path = FileManager.default.temporaryDirectory
-                .appendingPathComponent("partition-\(UUID().uuidString).db").path
+            let path = TestReplica.temporaryPath()
             let replica = try TestReplica(url: url, slot: "partition_truncated", publication: "viaroot", path: path)
             defer { replica.remove() }
             try await replica.catchUp(with: connection)
@@ -104,9 +103,7 @@ struct ReplicaPartitionTests {
         ("partition_rewritten", "VACUUM FULL measure_high"),
     ])
     func aPartitionDroppedDetachedOrRewrittenStopsTheReplica(slot: String, statement: String) async throws {
-        try await ReplicationAdversarialTests.withDatabase(Self.schema) { url, connection in
-            let replica = try TestReplica(url: url, slot: slot, publication: "viaroot")
-            try await replica.catchUp(with: connection)
+        try await TestReplica.withReplica(slot: slot, publication: "viaroot", schema: Self.schema) { replica, connection in
             try await connection.run(statement)
             let message = Self.message(await replica.error())
             #expect(message.contains("public.measure_high") && message.contains("--resync"), "\(message)")
@@ -117,9 +114,7 @@ struct ReplicaPartitionTests {
     /// with other changes, committed asynchronously), rows that move
     /// between partitions, a partition created and filled, a `VACUUM`.
     @Test func aTruncateOfTheTableAndNewPartitionsKeepTheReplicaGoing() async throws {
-        try await ReplicationAdversarialTests.withDatabase(Self.schema) { url, connection in
-            let replica = try TestReplica(url: url, slot: "partition_kept", publication: "viaroot")
-            try await replica.catchUp(with: connection)
+        try await TestReplica.withReplica(slot: "partition_kept", publication: "viaroot", schema: Self.schema) { replica, connection in
             let steps: [[String]] = [
                 ["TRUNCATE measure"],
                 ["INSERT INTO measure VALUES (1, 1, 'a'), (2, 15, 'b')"],

@@ -25,12 +25,11 @@ struct ReplicaPermanentErrorTests {
     /// is not UTF-8: a `SQL_ASCII` database stores any bytes, and pgoutput
     /// sends them as they are.
     @Test func aMessageThatCannotBeDecodedStopsTheReplica() async throws {
-        try await ReplicationAdversarialTests.withDatabase(
-            ["CREATE TABLE note (id integer PRIMARY KEY, body text)", "INSERT INTO note VALUES (1, 'plain')"],
+        try await TestReplica.withReplica(
+            slot: "undecodable", tables: ["note"],
+            schema: ["CREATE TABLE note (id integer PRIMARY KEY, body text)", "INSERT INTO note VALUES (1, 'plain')"],
             options: "ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
-        ) { url, connection in
-            let replica = try TestReplica(url: url, slot: "undecodable", tables: ["note"])
-            try await replica.catchUp(with: connection)
+        ) { replica, connection in
             try await connection.run("INSERT INTO note VALUES (2, 'before')")
             let before = try #require(ReplicationPosition(lsn: try await connection.texts("SELECT pg_current_wal_lsn()::text")[0][0]!))
             try await connection.run("INSERT INTO note VALUES (3, E'caf\\xe9')")
@@ -78,16 +77,78 @@ struct ReplicaPermanentErrorTests {
         }
     }
 
+    /// A role of its own that may log in and replicate, but not connect to
+    /// the database of `url` (`REVOKE CONNECT ... FROM PUBLIC`): PostgreSQL
+    /// refuses it with a DETAIL. Returns `url` with that role as its user;
+    /// the test drops the role with `dropRole`.
+    static func roleWithoutConnect(_ url: String, _ connection: PostgresConnection) async throws
+        -> (url: String, role: String)
+    {
+        var components = try #require(URLComponents(string: url))
+        let database = String(components.path.dropFirst())
+        let role = "no_connect_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try await connection.run("CREATE ROLE \(role) LOGIN REPLICATION")
+        try await connection.run("REVOKE CONNECT ON DATABASE \(database) FROM PUBLIC")
+        components.user = role
+        return (try #require(components.string), role)
+    }
+
+    /// Drops a role of `roleWithoutConnect`.
+    static func dropRole(_ role: String, _ connection: PostgresConnection) async throws {
+        try await connection.run("DROP ROLE IF EXISTS \(role)")
+    }
+
+    /// Bug: the text of PostgreSQL's errors left out their DETAIL and
+    /// HINT, which say what a refusal is about and what to do. Correct:
+    /// `message (SQLSTATE x). DETAIL: ... HINT: ...`, as PostgreSQL sent
+    /// them: here a duplicate key (a DETAIL) and a function that does not
+    /// exist (a HINT).
+    @Test func theTextOfAServerErrorKeepsItsDetailAndHint() async throws {
+        try await ReplicationAdversarialTests.withDatabase([
+            "CREATE TABLE thing (id integer PRIMARY KEY)", "INSERT INTO thing VALUES (1)",
+        ]) { _, connection in
+            func failure(_ sql: String) async -> String {
+                do {
+                    try await connection.query(PostgresQuery(unsafeSQL: sql), logger: PostgresTestCluster.logger)
+                    return "no error"
+                } catch {
+                    return PostgresReplicator.describe(error)
+                }
+            }
+            #expect(await failure("INSERT INTO thing VALUES (1)") == """
+                duplicate key value violates unique constraint "thing_pkey" (SQLSTATE 23505). \
+                DETAIL: Key (id)=(1) already exists.
+                """)
+            #expect(await failure("SELECT no_such_function(1)") == """
+                function no_such_function(integer) does not exist (SQLSTATE 42883). \
+                HINT: No function matches the given name and argument types. You might need to add explicit type casts.
+                """)
+        }
+    }
+
+    /// A role that may not connect to the database stops the replicator
+    /// with PostgreSQL's message, SQLSTATE and DETAIL.
+    @Test func aRefusalStopsTheReplicaWithPostgresDetail() async throws {
+        try await ReplicationAdversarialTests.withDatabase(["CREATE TABLE thing (id integer PRIMARY KEY)"]) { url, connection in
+            let (refusedURL, role) = try await Self.roleWithoutConnect(url, connection)
+            let replica = try TestReplica(url: refusedURL, slot: "no_connect", tables: ["thing"])
+            let message = Self.message(await replica.error())
+            try await Self.dropRole(role, connection)
+            #expect(
+                message.contains("permission denied for database")
+                    && message.contains("(SQLSTATE 42501). DETAIL: User does not have CONNECT privilege."),
+                "\(message)")
+        }
+    }
+
     /// A change made while the publication did not exist can never be
     /// decoded by the slot (PostgreSQL decodes each change with the catalog
     /// of its time, SQLSTATE 42704), even once the replicator created the
     /// publication again: it stops, and says how to start again.
     @Test func aChangeMadeWhileThePublicationWasDroppedStopsTheReplica() async throws {
-        try await ReplicationAdversarialTests.withDatabase([
+        try await TestReplica.withReplica(slot: "unpublished", tables: ["thing"], schema: [
             "CREATE TABLE thing (id integer PRIMARY KEY)", "INSERT INTO thing VALUES (1)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "unpublished", tables: ["thing"])
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("DROP PUBLICATION unpublished")
             try await connection.run("INSERT INTO thing VALUES (2)")
             let message = Self.message(await replica.error())

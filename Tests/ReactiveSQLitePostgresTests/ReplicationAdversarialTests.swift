@@ -147,13 +147,10 @@ struct ReplicationAdversarialTests {
     /// hold the output function's text (`10.0.0.1`, `ab   `), as pgoutput
     /// sends it.
     @Test func inetAndCharValuesOfTheCopyDifferFromTheStream() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "net", tables: ["net"], schema: [
             "CREATE TABLE net (id integer PRIMARY KEY, ip inet, ch char(5), cidr cidr, b boolean)",
             "INSERT INTO net VALUES (1, '10.0.0.1', 'ab', '10.0.0.0/8', true)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "net", tables: ["net"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("INSERT INTO net VALUES (2, '10.0.0.1', 'ab', '10.0.0.0/8', true)")
             try await replica.catchUp(with: connection)
             let rows = try await replica.pool.read { db in
@@ -170,16 +167,13 @@ struct ReplicationAdversarialTests {
     /// total)", though no column changed. Correct: the stream goes on
     /// (generated columns left out of the replica, or recomputed).
     @Test func aStoredGeneratedColumnStopsTheStreamAsIfDropped() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "line", tables: ["line"], schema: [
             """
             CREATE TABLE line (id integer PRIMARY KEY, price integer, quantity integer,
                 total integer GENERATED ALWAYS AS (price * quantity) STORED)
             """,
             "INSERT INTO line (id, price, quantity) VALUES (1, 2, 3)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "line", tables: ["line"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("INSERT INTO line (id, price, quantity) VALUES (2, 5, 7)")
             await #expect(throws: Never.self) { try await replica.catchUp(with: connection) }
             let ids = try await replica.pool.read { try Int.fetchAll($0, sql: "SELECT id FROM line ORDER BY id") }
@@ -195,16 +189,13 @@ struct ReplicationAdversarialTests {
     /// "not in the replica". Correct: copy the root without ONLY, and
     /// ignore Relation messages that no change of the replica uses.
     @Test func aPartitionedTablePublishedViaItsRootIsCopiedEmpty() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "viaroot", schema: [
             "CREATE TABLE measure (id integer, k integer, v text, PRIMARY KEY (id, k)) PARTITION BY RANGE (k)",
             "CREATE TABLE measure_low PARTITION OF measure FOR VALUES FROM (0) TO (10)",
             "CREATE TABLE measure_high PARTITION OF measure FOR VALUES FROM (10) TO (20)",
             "INSERT INTO measure VALUES (1, 1, 'a'), (2, 15, 'b')",
             "CREATE PUBLICATION viaroot FOR TABLE measure WITH (publish_via_partition_root = true)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "viaroot")
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await Self.expectEqual(replica, connection, "measure")
             // A row moved between partitions, and a new one.
             try await connection.run("UPDATE measure SET k = 12 WHERE id = 1")
@@ -217,15 +208,12 @@ struct ReplicationAdversarialTests {
     /// Partitions published one by one (the default): each is a table of
     /// the replica, and a row that moves between partitions moves there.
     @Test func partitionsPublishedOneByOneFollowRowsThatMove() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "leaves", tables: ["measure"], schema: [
             "CREATE TABLE measure (id integer, k integer, v text, PRIMARY KEY (id, k)) PARTITION BY RANGE (k)",
             "CREATE TABLE measure_low PARTITION OF measure FOR VALUES FROM (0) TO (10)",
             "CREATE TABLE measure_high PARTITION OF measure FOR VALUES FROM (10) TO (20)",
             "INSERT INTO measure VALUES (1, 1, 'a'), (2, 15, 'b')",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "leaves", tables: ["measure"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("UPDATE measure SET k = 12 WHERE id = 1")
             try await connection.run("INSERT INTO measure VALUES (3, 3, 'c')")
             try await connection.run("UPDATE measure SET v = 'bb' WHERE id = 2")
@@ -241,14 +229,11 @@ struct ReplicationAdversarialTests {
     /// published). Correct: the copy reads only the rows of the filter
     /// (`pg_publication_tables.rowfilter`).
     @Test func aRowFilterOfThePublicationIsIgnoredByTheCopy() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "filtered", schema: [
             "CREATE TABLE task (id integer PRIMARY KEY, title text)",
             "INSERT INTO task VALUES (1, 'private'), (2, 'public')",
             "CREATE PUBLICATION filtered FOR TABLE task WHERE (id > 1)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "filtered")
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("UPDATE task SET title = 'changed' WHERE id = 1")
             try await connection.run("INSERT INTO task VALUES (3, 'new')")
             try await replica.catchUp(with: connection)
@@ -264,14 +249,11 @@ struct ReplicationAdversarialTests {
     /// secret"). Correct: the replica has the published columns only
     /// (`pg_publication_tables.attnames`), and follows the stream.
     @Test func aColumnListOfThePublicationIsIgnoredByTheCopy() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "listed", schema: [
             "CREATE TABLE account (id integer PRIMARY KEY, name text, secret text)",
             "INSERT INTO account VALUES (1, 'a', 'hunter2')",
             "CREATE PUBLICATION listed FOR TABLE account (id, name)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "listed")
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             let columns = try await replica.pool.read {
                 try String.fetchAll($0, sql: "SELECT name FROM pragma_table_info('account')")
             }
@@ -288,15 +270,12 @@ struct ReplicationAdversarialTests {
     /// with the error the copy gives ("both published"), or one naming the
     /// unknown relation.
     @Test func aTableOfTheSameNameAddedToThePublicationMixesIntoTheOther() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "mixed", tables: ["team"], schema: [
             "CREATE TABLE team (id integer PRIMARY KEY, size integer)",
             "CREATE SCHEMA other",
             "CREATE TABLE other.team (id integer PRIMARY KEY, size integer)",
             "INSERT INTO team VALUES (1, 10)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "mixed", tables: ["team"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("ALTER PUBLICATION mixed ADD TABLE other.team")
             try await connection.run("INSERT INTO other.team VALUES (50, 5)")
             try await connection.run("INSERT INTO team VALUES (2, 20)")
@@ -318,13 +297,10 @@ struct ReplicationAdversarialTests {
     /// rewrite of PostgreSQL's rows is not in the stream). Correct: stop
     /// with a message to resync, as for an added or dropped column.
     @Test func anAlteredColumnTypeLeavesTheReplicaSilentlyDifferent() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "retyped", tables: ["event"], schema: [
             "CREATE TABLE event (id integer PRIMARY KEY, at timestamp, flag boolean)",
             "INSERT INTO event VALUES (1, '2024-01-01 10:00', true)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "retyped", tables: ["event"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("ALTER TABLE event ALTER COLUMN at TYPE timestamptz, ALTER COLUMN flag TYPE text")
             try await connection.run("INSERT INTO event VALUES (2, '2024-01-02 10:00', 'maybe')")
             do {
@@ -341,13 +317,10 @@ struct ReplicationAdversarialTests {
     /// stream's column names: the replica keeps the old column's values
     /// where PostgreSQL has NULL. Correct: stop with a message to resync.
     @Test func aColumnDroppedAndAddedAgainKeepsItsOldValues() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "readded", tables: ["profile"], schema: [
             "CREATE TABLE profile (id integer PRIMARY KEY, bio text)",
             "INSERT INTO profile VALUES (1, 'old bio'), (2, 'other')",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "readded", tables: ["profile"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("ALTER TABLE profile DROP COLUMN bio")
             try await connection.run("ALTER TABLE profile ADD COLUMN bio text")
             try await connection.run("UPDATE profile SET bio = 'new' WHERE id = 2")
@@ -367,12 +340,9 @@ struct ReplicationAdversarialTests {
     /// position moves past them, so they are skipped as already applied
     /// when they come. Correct: read up to `pg_current_wal_flush_lsn()`.
     @Test func asynchronousCommitsAreLostWhenTheWALIsWrittenButNotFlushed() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "async", tables: ["hit"], schema: [
             "CREATE TABLE hit (id integer PRIMARY KEY, page text)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "async", tables: ["hit"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("SET synchronous_commit = off")
             for id in 1...3_000 {
                 try await connection.run("INSERT INTO hit VALUES (\(id), repeat('p', 200))")
@@ -439,15 +409,12 @@ struct ReplicationAdversarialTests {
     /// find rows by the replica identity's columns (or refuse the table
     /// when it starts).
     @Test func aReplicaIdentityUsingAnotherIndexStopsAtTheFirstDelete() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "identity", tables: ["member"], schema: [
             "CREATE TABLE member (id integer PRIMARY KEY, email text NOT NULL, name text)",
             "CREATE UNIQUE INDEX member_email ON member (email)",
             "ALTER TABLE member REPLICA IDENTITY USING INDEX member_email",
             "INSERT INTO member VALUES (1, 'a@x', 'a'), (2, 'b@x', 'b')",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "identity", tables: ["member"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("UPDATE member SET name = 'aa' WHERE id = 1")
             try await connection.run("DELETE FROM member WHERE id = 2")
             await #expect(throws: Never.self) { try await replica.catchUp(with: connection) }
@@ -487,15 +454,12 @@ struct ReplicationAdversarialTests {
             let bytes = big.replacingOccurrences(of: "SEED", with: "b\(id)")
             return "(\(id), 'title', \(text), jsonb_build_object('k', \(json)), decode(\(bytes), 'hex'))"
         }
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "toast", tables: ["doc", "fulldoc"], schema: [
             "CREATE TABLE doc (id integer PRIMARY KEY, title text, body text, meta jsonb, data bytea)",
             "CREATE TABLE fulldoc (id integer PRIMARY KEY, title text, body text)",
             "ALTER TABLE fulldoc REPLICA IDENTITY FULL",
             "INSERT INTO doc VALUES \((1...3).map(row).joined(separator: ", "))",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "toast", tables: ["doc", "fulldoc"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             try await connection.run("INSERT INTO doc VALUES \((4...6).map(row).joined(separator: ", "))")
             try await connection.run("INSERT INTO fulldoc SELECT id, title, body FROM doc")
             // Out of line indeed: the table's TOAST relation holds them.
@@ -589,12 +553,9 @@ struct ReplicationAdversarialTests {
     /// 2 500 updated in another: each arrives as one SQLite commit, and
     /// the replica equals PostgreSQL.
     @Test func largeTransactionsArriveWhole() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "big", tables: ["big"], schema: [
             "CREATE TABLE big (id integer PRIMARY KEY, v text)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "big", tables: ["big"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             let counts = Recorder<Int>()
             let observation = ValueObservation.tracking { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM big")! }
                 .start(in: replica.pool, scheduling: .observationQueue) { Issue.record($0) } onChange: { counts.append($0) }
@@ -620,7 +581,7 @@ struct ReplicationAdversarialTests {
     /// Quoted identifiers (spaces, upper case, unicode, a quote) in a
     /// schema other than public: copied and streamed.
     @Test func quotedIdentifiersInAnotherSchema() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "quoted", tables: ["App Data.Player Stats ü"], schema: [
             "CREATE SCHEMA \"App Data\"",
             """
             CREATE TABLE "App Data"."Player Stats ü" (
@@ -628,10 +589,7 @@ struct ReplicationAdversarialTests {
                 PRIMARY KEY ("ID", "select"))
             """,
             "INSERT INTO \"App Data\".\"Player Stats ü\" VALUES (1, 'a', 'q', 0, 1.5)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "quoted", tables: ["App Data.Player Stats ü"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             for statement in [
                 "INSERT INTO \"App Data\".\"Player Stats ü\" VALUES (2, 'b', 'r', 1, 2)",
                 "UPDATE \"App Data\".\"Player Stats ü\" SET \"select\" = 5, \"quote\"\"d\" = 'x' WHERE \"ID\" = 1",
@@ -679,7 +637,7 @@ struct ReplicationAdversarialTests {
             "INSERT INTO item VALUES (1, 'a'), (2, 'b')",
             "INSERT INTO extra VALUES (1)",
         ]) { url, connection in
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("pgadv-\(UUID().uuidString).db").path
+            let path = TestReplica.temporaryPath()
             let changes: [(sql: [String], message: String)] = [
                 (["ALTER TABLE item RENAME COLUMN label TO title", "UPDATE item SET title = 'aa' WHERE id = 1"],
                  "added: title; dropped: label"),
@@ -725,18 +683,15 @@ struct ReplicationAdversarialTests {
             "CREATE TABLE side (id integer PRIMARY KEY)",
             "INSERT INTO entry SELECT i, i FROM generate_series(1, 100) i",
         ]) { url, connection in
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("pgadv-\(UUID().uuidString).db").path
+            let path = TestReplica.temporaryPath()
             var replica = try TestReplica(url: url, slot: "resume", tables: ["entry", "side"], path: path)
             defer { replica.remove() }
             for round in 0..<4 {
                 try await replica.catchUp(with: connection)
                 try await Self.expectEqual(replica, connection, "entry")
                 await replica.stop()
-                let position = try #require(try await ReplicaApplier(writer: replica.pool, source: replica.source).position())
-                let slot = try await connection.texts(
-                    "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'resume'")
-                let slotPosition = try #require(ReplicationPosition(lsn: slot.first?.first.flatMap { $0 } ?? ""))
-                #expect(slotPosition <= position, "round \(round): slot \(slotPosition), replica \(position)")
+                let positions = try await replica.positions(with: connection)
+                #expect(positions.slot <= positions.replica, "round \(round): slot \(positions.slot), replica \(positions.replica)")
                 for statement in [
                     "INSERT INTO entry VALUES (\(1_000 + round), 0)",
                     "UPDATE entry SET v = v + 1",
@@ -850,12 +805,9 @@ struct ReplicationAdversarialTests {
     /// of 5 000 rows, several times: it connects again and applies the
     /// transaction once.
     @Test func aTerminatedBackendDuringALargeTransactionAppliesItOnce() async throws {
-        try await Self.withDatabase([
+        try await TestReplica.withReplica(slot: "burst", tables: ["burst"], schema: [
             "CREATE TABLE burst (id integer PRIMARY KEY, v text)",
-        ]) { url, connection in
-            let replica = try TestReplica(url: url, slot: "burst", tables: ["burst"])
-            defer { replica.remove() }
-            try await replica.catchUp(with: connection)
+        ]) { replica, connection in
             for round in 0..<3 {
                 let base = round * 5_000
                 try await connection.run("INSERT INTO burst SELECT i, md5(i::text) FROM generate_series(\(base + 1), \(base + 5_000)) i")
@@ -906,7 +858,7 @@ struct ReplicationAdversarialTests {
     /// by row) stops with a `ReplicationError`, not SQLite's raw error,
     /// and rolls the whole transaction back.
     @Test func aKeyConflictWhileApplyingIsAReplicationError() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pgadv-\(UUID().uuidString).db").path
+        let path = TestReplica.temporaryPath()
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let pool = try DatabasePool(path: path)
         let applier = try ReplicaApplier(writer: pool, source: "swap")

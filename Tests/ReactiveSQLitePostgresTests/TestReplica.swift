@@ -1,4 +1,5 @@
 #if PostgreSQL
+import DatabaseRegions
 import Foundation
 import Logging
 import PostgresNIO
@@ -28,6 +29,12 @@ final class TestReplica: Sendable {
     let replicator: PostgresReplicator
     /// How the replicator ended, once it did.
     let ending = Locked<Result<Void, any Error>?>(nil)
+    /// Every position the replicator stored, in the order of its SQLite
+    /// commits (the replica's first copy included): what a reader of the
+    /// replica could see, one commit after the other.
+    let storedPositions = Locked<[ReplicationPosition?]>([])
+    /// The observation that records `storedPositions`.
+    private let positionsObservation: AnyDatabaseCancellable
     /// Whether the helper chose the file, and removes it when it goes.
     private let ownsFile: Bool
 
@@ -45,8 +52,7 @@ final class TestReplica: Sendable {
         path: String? = nil
     ) throws {
         ownsFile = path == nil
-        self.path = path ?? FileManager.default.temporaryDirectory
-            .appendingPathComponent("replica-\(UUID().uuidString).db").path
+        self.path = path ?? Self.temporaryPath()
         var configuration = Configuration()
         configuration.observesExternalChanges = false
         pool = try DatabasePool(path: self.path, configuration: configuration)
@@ -54,9 +60,24 @@ final class TestReplica: Sendable {
         var replication = try PostgresReplicationConfiguration(
             url: url, slot: slot, publication: publication, tables: tables)
         replication.resync = resync
+        let applier = try ReplicaApplier(writer: pool, source: source)
+        // Started before the replicator, which then cannot commit unseen:
+        // called on the writer's queue after each commit that writes the
+        // table of positions.
+        let storedPositions = self.storedPositions
+        let source = self.source
+        positionsObservation = DatabaseRegionObservation(tracking: DatabaseRegion(table: "_reactivesqlite_replication"))
+            .start(in: pool, onError: { Issue.record($0) }) { db in
+                do {
+                    let position = try Int64.fetchOne(
+                        db, sql: "SELECT position FROM _reactivesqlite_replication WHERE source = ?", arguments: [source])
+                    storedPositions.withLock { $0.append(position.map { ReplicationPosition(UInt64(bitPattern: $0)) }) }
+                } catch {
+                    Issue.record(error)
+                }
+            }
         let replicator = PostgresReplicator(
-            configuration: replication, applier: try ReplicaApplier(writer: pool, source: source),
-            logger: Logger(label: "replica:\(slot)"))
+            configuration: replication, applier: applier, logger: Logger(label: "replica:\(slot)"))
         self.replicator = replicator
         let ending = self.ending
         task = Task {
@@ -105,6 +126,57 @@ final class TestReplica: Sendable {
         return nil
     }
 
+    /// The replica's stored position, and its slot's `confirmed_flush_lsn`
+    /// as `connection` reads it.
+    func positions(with connection: PostgresConnection) async throws
+        -> (replica: ReplicationPosition, slot: ReplicationPosition)
+    {
+        let stored = try #require(try await ReplicaApplier(writer: pool, source: source).position())
+        var bindings = PostgresBindings()
+        bindings.append(replicator.configuration.slot)
+        var slot: String?
+        for try await row in try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
+                binds: bindings),
+            logger: PostgresTestCluster.logger)
+        {
+            slot = try row.decode(String?.self)
+        }
+        return (stored, try #require(slot.flatMap(ReplicationPosition.init(lsn:))))
+    }
+
+    /// A new replica file's path in the temporary directory, for replicas
+    /// started one after the other on it (`init`'s `path`); the test
+    /// removes it with `remove()`.
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString).db").path
+    }
+
+    /// Runs `body` with a fresh database holding `schema`
+    /// (`ReplicationAdversarialTests.withDatabase`) and a replica of it
+    /// that holds its first copy: the setup of most replication tests.
+    ///
+    /// - Parameters:
+    ///   - slot: The replica's slot, which names its publication too.
+    ///   - tables: The tables of the publication to create, when the
+    ///     schema does not create it.
+    ///   - publication: The publication, when not the slot's name.
+    ///   - schema: The statements that make the database.
+    ///   - options: What `CREATE DATABASE` adds after the name.
+    ///   - body: Given the replica, caught up, and a connection to the
+    ///     database.
+    static func withReplica(
+        slot: String, tables: [String] = [], publication: String? = nil, schema: [String], options: String = "",
+        _ body: (TestReplica, PostgresConnection) async throws -> Void
+    ) async throws {
+        try await ReplicationAdversarialTests.withDatabase(schema, options: options) { url, connection in
+            let replica = try TestReplica(url: url, slot: slot, tables: tables, publication: publication)
+            try await replica.catchUp(with: connection)
+            try await body(replica, connection)
+        }
+    }
+
     /// Removes the replica's files (once no other pool uses them).
     func remove() {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -112,6 +184,7 @@ final class TestReplica: Sendable {
 
     deinit {
         task.cancel()
+        positionsObservation.cancel()
         if ownsFile { remove() }
     }
 

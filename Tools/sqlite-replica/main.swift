@@ -38,8 +38,8 @@ struct SQLiteReplica: AsyncParsableCommand {
 
             STOPS WITH AN ERROR (status 1) on: a login PostgreSQL refuses, a database that \
             does not exist, a privilege the role lacks, a table to publish that does not exist, \
-            no free replication slot, a slot PostgreSQL invalidated (PostgreSQL's message and \
-            SQLSTATE); a slot of this name created in another database; a message of the \
+            no free replication slot, a slot PostgreSQL invalidated (PostgreSQL's message, \
+            SQLSTATE, DETAIL and HINT); a slot of this name created in another database; a message of the \
             stream that cannot be decoded (a text that is not UTF-8, from a SQL_ASCII database: \
             the slot, the LSN and the reason are named) or a change made while the publication \
             did not exist (drop the slot: a new one is created and the tables copied); a \
@@ -50,7 +50,9 @@ struct SQLiteReplica: AsyncParsableCommand {
             of a table published via its root truncated, dropped, detached or rewritten (VACUUM \
             FULL), which pgoutput does not send (run again with --resync); a slot that stands \
             after the replica (another replica uses it, or the replica file is older than the \
-            slot: run again with --resync); a replica that does not match a change. A lost \
+            slot: run again with --resync); a replica whose position is after the end of \
+            PostgreSQL's WAL (made from another server, or before the server was restored to \
+            an earlier point: run again with --resync); a replica that does not match a change. A lost \
             connection, or a server not reachable yet, is retried (100 ms, doubling up to 5 s). \
             A dropped slot is recreated and the tables copied again.
 
@@ -59,8 +61,8 @@ struct SQLiteReplica: AsyncParsableCommand {
               1   PostgreSQL refused (the login, the database, a privilege, wal_level, a table \
             without primary key, a missing publication, a slot of another database), the replica \
             stopped (a schema change, a partition truncated alone, a message it cannot decode, a \
-            slot past the replica, a change it does not match), or the replica file cannot be \
-            written
+            slot past the replica, a replica past the WAL, a change it does not match), or the \
+            replica file cannot be written
               64  invalid command line
             """)
 
