@@ -154,18 +154,22 @@ extension Database {
     /// meets a writer there is thrown away too.
     ///
     /// `body` must be a read that may run several times: its effects are
-    /// those of its last run. After 100 runs thrown away, it runs with
-    /// real locks, without yielding (a writer that never stops would
-    /// starve it).
+    /// those of its last run.
+    ///
+    /// Beside writers that leave it no time to read (each run meets one),
+    /// it gives up once `Configuration.busyTimeout` has passed since its
+    /// first run, and throws `SQLITE_BUSY`, as a lock refused for that
+    /// long does. It never falls back on a real lock: the next writer's
+    /// commit would meet it, and a writer without a busy handler would
+    /// fail.
     package func yieldingToWriters<T>(_ body: () throws -> T) throws -> T {
         guard let yielding = writerYielding, !isInsideTransaction, yielding.scopeDepth == 0 else { return try body() }
         let cycle = mainFileSharedLockCycle()
-        var discardedRuns = 0
+        let start = ContinuousClock.now
         var forgetsSchema = false
         while true {
-            let yields = discardedRuns < 100
-            if yields { yielding.scopeDepth += 1 }
-            cycle?.allowsOptimism = yields
+            yielding.scopeDepth += 1
+            cycle?.allowsOptimism = true
             cycle?.metWriter = false
             cycle?.schemaMayHaveChanged = false
             if forgetsSchema {
@@ -183,14 +187,14 @@ extension Database {
                 // SQLite keeps its lock beyond the scope (`locking_mode =
                 // EXCLUSIVE`): real from now on.
                 try check(cycle.makeRealAfterDiscard(timeout: configuration.busyTimeout))
-                discardedRuns += 1
+                try checkTimeToRead(since: start)
                 continue
             }
             switch result {
             case .failure(let error as DatabaseError) where error.resultCode == .SQLITE_INTERRUPT && interrupted:
                 // The interrupted read may have left its transaction open.
                 rollbackDiscardedRead()
-                discardedRuns += 1
+                try checkTimeToRead(since: start)
             case .failure(let error):
                 throw error
             case .success(let value):
@@ -198,6 +202,16 @@ extension Database {
                 return value
             }
         }
+    }
+
+    /// Throws `SQLITE_BUSY` when the runs of a read that writers keep
+    /// meeting began `Configuration.busyTimeout` ago or more.
+    private func checkTimeToRead(since start: ContinuousClock.Instant) throws {
+        guard ContinuousClock.now - start >= configuration.busyTimeout else { return }
+        throw DatabaseError(
+            resultCode: .SQLITE_BUSY,
+            message: "database is locked: writers of other connections left no time to read for \(configuration.busyTimeout)",
+            connectionLabel: label)
     }
 
     /// Rolls back the transaction a thrown-away read left open, if any,

@@ -280,6 +280,53 @@ import Testing
         #expect(try await fixture.queue.read { db in try SQLRequest<Int>(sql: "SELECT v FROM t").fetchOne(db) } == 2)
     }
 
+    /// A read that a writer meets at every run (here, a writer of another
+    /// connection commits in the middle of each run) gives up with
+    /// `SQLITE_BUSY` after the busy timeout, and never holds the writer
+    /// up. It fell back on a real lock after 100 runs thrown away, and
+    /// the writer's next commit, with its own short busy timeout, failed.
+    @Test func aReadThatWritersLeaveNoTimeGivesUpWithoutHoldingThemUp() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("db.sqlite")
+        var writerConfiguration = Configuration()
+        writerConfiguration.busyTimeout = .milliseconds(100)
+        let writer = try DatabaseQueue(path: path, configuration: writerConfiguration)
+        defer { writer.close() }
+        try writer.writeSQL("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t VALUES (1, 1);")
+        var configuration = Configuration()
+        configuration.observesExternalChanges = true
+        configuration.busyTimeout = .milliseconds(500)
+        let reader = try DatabaseQueue(path: path, configuration: configuration)
+        defer { reader.close() }
+        let runs = Locked(0)
+        let failedWrites = Locked<[String]>([])
+        let outcome: Result<Void, any Error>
+        do {
+            try await reader.writeWithoutTransaction { db in
+                try db.yieldingToWriters {
+                    runs.withLock { $0 += 1 }
+                    try db.forEachRawRow(sql: "SELECT v FROM t") { _ in
+                        do {
+                            try writer.writeSQL("UPDATE t SET v = v + 1")
+                        } catch {
+                            failedWrites.withLock { $0.append("\(error)") }
+                        }
+                    }
+                }
+            }
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        #expect(failedWrites.value.isEmpty)
+        #expect(runs.value > 1)
+        guard case .failure(let error as DatabaseError) = outcome else {
+            Issue.record("the read did not give up: \(outcome)")
+            return
+        }
+        #expect(error.resultCode == .SQLITE_BUSY)
+    }
+
     @Test func aReadGivesUpAfterTheBusyTimeout() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("db.sqlite")
