@@ -1,6 +1,5 @@
 #if os(Linux)
 import Glibc
-import Synchronization
 
 /// Counts the writes of one file, by any process, through the inotify
 /// instance this process shares among its counters: how a read without a
@@ -43,10 +42,12 @@ final class FileWriteCounter: Sendable {
         }
     }
 
-    private static let registry = Mutex(Registry())
+    /// Behind a lock that ThreadSanitizer understands (see
+    /// `ThreadCondition`).
+    private static let registry = LockedState(Registry())
 
     /// The process's inotify instance, its watches and their counts.
-    private struct Registry: ~Copyable {
+    private struct Registry: Sendable {
         /// The inotify descriptor; -1 until the first watch, or for good
         /// when it could not be created.
         var descriptor: Int32 = -1

@@ -8,9 +8,6 @@ internal import CSQLCipher
 #else
 internal import CSQLite
 #endif
-#if REACTIVESQLITE_INTERNAL_CHECKS
-import Synchronization
-#endif
 
 /// The shared lock of one main database file opened through
 /// `WriterYieldingVFS`: real, or optimistic (held without a lock, and
@@ -338,7 +335,8 @@ extension SharedLockCycle {
     /// each is a moment when a commit of another process's writer could
     /// meet a reader (tests; REACTIVESQLITE_INTERNAL_CHECKS builds only).
     /// Per path, so that tests running in parallel count their own files.
-    static let realSharedLocks = Mutex<[String: Int]>([:])
+    /// Behind a lock that ThreadSanitizer understands (see `ThreadCondition`).
+    static let realSharedLocks = LockedState<[String: Int]>([:])
 
     /// Counts a real shared lock on a file not in WAL mode.
     func didTakeRealSharedLock() {
