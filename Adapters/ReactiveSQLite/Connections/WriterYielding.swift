@@ -245,6 +245,10 @@ extension Database {
         let resetCache: Int32 = 42
         if sqlite3_file_control(connection, "main", resetCache, nil) != SQLITE_OK {
             cycle.forgetsPages = true
+            // A connection that keeps its lock (`locking_mode = EXCLUSIVE`)
+            // does not read the file's version again: its unused pages
+            // are freed instead (none is in use after the rollback).
+            sqlite3_db_release_memory(connection)
         }
     }
 
