@@ -51,6 +51,8 @@ final class FileWriteCounter: Sendable {
         /// The inotify descriptor; -1 until the first watch, or for good
         /// when it could not be created.
         var descriptor: Int32 = -1
+        /// Whether creating the descriptor failed (the process's or the
+        /// user's limit of inotify instances): not tried again.
         var hasFailed = false
         /// The counters of each watch, and the writes seen.
         var watches: [Int32: (counters: Int, writes: Int)] = [:]
