@@ -93,22 +93,11 @@ final class FileWriteCounter: Sendable {
 
         /// Reads the events queued, counting each for its watch.
         mutating func readEvents() {
-            let eventSize = MemoryLayout<inotify_event>.size
-            withUnsafeTemporaryAllocation(byteCount: 64 * eventSize, alignment: MemoryLayout<inotify_event>.alignment) {
-                buffer in
-                while true {
-                    let count = read(descriptor, buffer.baseAddress, buffer.count)
-                    guard count > 0 else { return }
-                    var offset = 0
-                    while offset + eventSize <= count {
-                        let event = buffer.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                        if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                            overflows += 1
-                        } else if event.mask & UInt32(IN_MODIFY) != 0, watches[event.wd] != nil {
-                            watches[event.wd]!.writes += 1
-                        }
-                        offset += eventSize + Int(event.len)
-                    }
+            InotifyEvents.readAll(from: descriptor) { event, _ in
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    overflows += 1
+                } else if event.mask & UInt32(IN_MODIFY) != 0, watches[event.wd] != nil {
+                    watches[event.wd]!.writes += 1
                 }
             }
         }

@@ -73,21 +73,8 @@ final class DatabaseFileEvents: @unchecked Sendable {
     /// Reads every pending event; returns whether one concerns `names`.
     private static func readEvents(_ descriptor: Int32, concerning names: Set<[UInt8]>) -> Bool {
         var concerned = false
-        let headerSize = MemoryLayout<inotify_event>.size
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            var offset = 0
-            while offset + headerSize <= count {
-                let length = buffer.withUnsafeBytes { bytes in
-                    Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                }
-                let nameBytes = buffer[(offset + headerSize)..<min(count, offset + headerSize + length)]
-                let eventName = Array(nameBytes.prefix { $0 != 0 })
-                if names.contains(eventName) { concerned = true }
-                offset += headerSize + length
-            }
+        InotifyEvents.readAll(from: descriptor) { _, name in
+            if names.contains(Array(name)) { concerned = true }
         }
         return concerned
     }
