@@ -387,8 +387,16 @@ final class ExternalChangeDetector: @unchecked Sendable {
                 version = value
                 poller.isFailing = false
             case .failure(let error as DatabaseError) where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED:
-                // The file is locked for longer than the busy timeout: keep
-                // the previous version, the next tick compares again.
+                // The file was locked, or its writers left no time to read,
+                // for longer than the busy timeout: keep the previous
+                // version, and read again soon. Not at the next tick alone:
+                // ticks may be an hour apart, and the file events of the
+                // writer's last commits came while this reading was queued,
+                // which made no other (`isReadingQueued`).
+                poller.connection.queue.asyncAfter(deadline: .now() + .milliseconds(10)) { [weak self, weak poller] in
+                    guard let self, let poller, state.withLock({ $0.poller === poller }) else { return }  // Stopped.
+                    poll(poller)
+                }
                 return
             case .failure:
                 // The file may no longer be a database (overwritten,
